@@ -1,0 +1,1 @@
+"""The wire protocol, `serve`, the conformance runner, vectors and the oracle tools."""

@@ -1,0 +1,91 @@
+"""`crucible-spec serve`: the wire protocol (design §4) over stdin/stdout.
+
+One JSON object per line in, exactly one JSON line out per request, in order, flushed.
+Errors carry a code from spec.errors; the server never stops on a bad request, and exits 0
+at EOF. Diagnostics go to stderr only.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import traceback
+from typing import IO, Any
+
+from .. import SPEC_VERSION
+from ..engine import Implementation
+from ..spec.errors import BAD_REQUEST, INTERNAL, SpecError
+
+
+def device_of(impl: str) -> str:
+    if impl == "cupy":
+        from ..fast.cupy.xp import device
+
+        return device()
+    if impl == "numba":
+        import numba
+
+        return f"cpu (numba {numba.__version__})"
+    return "cpu (python)"
+
+
+def hello(impl: Implementation, profile: str) -> dict:
+    return {
+        "impl": impl.name,
+        "profile": profile,
+        "spec_version": SPEC_VERSION,
+        "ops": ["hello", *impl.supported()],
+        "device": device_of(impl.name),
+        "fallbacks": impl.fallbacks(),
+    }
+
+
+def _reject_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")
+
+
+def answer(line: str, impl: Implementation, profile: str) -> dict:
+    """The response object for one request line."""
+    try:
+        req = json.loads(line, parse_constant=_reject_constant)
+    except ValueError as e:
+        return _error(None, BAD_REQUEST, f"not JSON: {e}")
+    if not isinstance(req, dict):
+        return _error(None, BAD_REQUEST, "a request is a JSON object")
+    rid = req.get("id")
+    if isinstance(rid, bool) or not isinstance(rid, int):
+        return _error(None, BAD_REQUEST, "missing or non-integer 'id'")
+    op, args = req.get("op"), req.get("args")
+    if not isinstance(op, str):
+        return _error(rid, BAD_REQUEST, "missing or non-string 'op'")
+    if not isinstance(args, dict):
+        return _error(rid, BAD_REQUEST, "missing 'args' object")
+    try:
+        if op == "hello":
+            return {"id": rid, "ok": True, "result": hello(impl, profile)}
+        return {"id": rid, "ok": True, "result": impl.call(op, args)}
+    except SpecError as e:
+        return _error(rid, e.code, e.message)
+    except Exception as e:  # an implementation bug is reported, never kills the server
+        traceback.print_exc(file=sys.stderr)
+        return _error(rid, INTERNAL, f"{type(e).__name__}: {e}")
+
+
+def _error(rid: Any, code: str, message: str) -> dict:
+    return {"id": rid, "ok": False, "error": {"code": code, "message": message}}
+
+
+def serve(impl: Implementation, profile: str, stdin: IO[bytes], stdout: IO[str]) -> int:
+    """Answer every line of `stdin` until EOF; return the exit status (0)."""
+    for raw in stdin:
+        try:
+            line = raw.decode("utf-8").strip()
+        except UnicodeDecodeError:
+            response = _error(None, BAD_REQUEST, "request is not UTF-8")
+        else:
+            if not line:
+                continue
+            response = answer(line, impl, profile)
+        stdout.write(json.dumps(response, separators=(",", ":")) + "\n")
+        stdout.flush()
+    return 0

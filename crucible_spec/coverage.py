@@ -1,0 +1,92 @@
+"""`crucible-spec ops`: the coverage table of every registered op (design §2).
+
+One row per op: its chapter, whether the reference, numba and cupy implementations exist (or
+why a backend is not applicable), how many conformance cases cover it, its proof obligations
+and its errata. A hole shows as MISSING the moment it exists.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+
+from .conformance import golden
+from .spec.registry import BACKENDS, REGISTRY
+
+YES, NA, MISSING = "yes", "n/a", "MISSING"
+
+
+@dataclass
+class Row:
+    op: str
+    chapter: int
+    reference: str
+    numba: str
+    cupy: str
+    vectors: int
+    obligations: list[str]
+    errata: list[str]
+    reasons: dict[str, str]
+
+    @property
+    def holes(self) -> list[str]:
+        cells = {"reference": self.reference, "numba": self.numba, "cupy": self.cupy}
+        holes = [k for k, v in cells.items() if v == MISSING]
+        return holes + (["vectors"] if self.vectors == 0 else [])
+
+
+def vector_counts() -> dict[str, int]:
+    counts: dict[str, int] = {}
+    for case in golden.cases():
+        counts[case.op] = counts.get(case.op, 0) + 1
+    return counts
+
+
+def rows() -> list[Row]:
+    counts = vector_counts()
+    out = []
+    for name in sorted(REGISTRY.ops, key=lambda n: (REGISTRY.ops[n].chapter, n)):
+        op = REGISTRY.ops[name]
+        cells, reasons = {}, {}
+        for b in BACKENDS:
+            if b in op.not_applicable:
+                cells[b], reasons[b] = NA, op.not_applicable[b]
+            else:
+                cells[b] = YES if name in REGISTRY.kernels[b] else MISSING
+        out.append(Row(name, op.chapter, YES if name in REGISTRY.references else MISSING,
+                       cells["numba"], cells["cupy"], counts.get(name, 0),
+                       REGISTRY.obligations_for(name), REGISTRY.errata_for(name), reasons))
+    return out
+
+
+def render(table: list[Row]) -> str:
+    """The table as aligned text, with a numbered note for every n/a cell."""
+    notes: dict[str, int] = {}
+
+    def cell(row: Row, backend: str) -> str:
+        value = getattr(row, backend)
+        if value != NA:
+            return value
+        reason = row.reasons[backend]
+        notes.setdefault(reason, len(notes) + 1)
+        return f"n/a [{notes[reason]}]"
+
+    def pos(ids: list[str]) -> str:
+        return ", ".join(ids) if len(ids) <= 3 else f"{len(ids)} ({ids[0]} .. {ids[-1]})"
+
+    header = ["op", "ch", "reference", "numba", "cupy", "vectors", "POs", "errata"]
+    body = [[r.op, str(r.chapter), r.reference, cell(r, "numba"), cell(r, "cupy"),
+             str(r.vectors), pos(r.obligations) or "-", ", ".join(r.errata) or "-"]
+            for r in table]
+    widths = [max(len(x[i]) for x in [header, *body]) for i in range(len(header))]
+    lines = ["  ".join(x.ljust(w) for x, w in zip(line, widths, strict=True)).rstrip()
+             for line in [header, ["-" * w for w in widths], *body]]
+    holes = [f"{r.op}: {', '.join(r.holes)}" for r in table if r.holes]
+    lines.append("")
+    lines += [f"[{n}] {reason}" for reason, n in notes.items()]
+    lines.append(f"{len(table)} ops; " + (f"{len(holes)} with holes: " + "; ".join(holes)
+                                          if holes else "no coverage holes"))
+    return "\n".join(lines)
+
+
+def as_json(table: list[Row]) -> list[dict]:
+    return [asdict(r) | {"holes": r.holes} for r in table]

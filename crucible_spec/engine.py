@@ -1,0 +1,100 @@
+"""Implementations behind one interface: the reference oracle and the fast backends.
+
+`Implementation.call` takes a wire request's op name and JSON args and returns the JSON result,
+raising `SpecError` with the §4 error code. A fast backend answers an op from the reference,
+with a recorded reason, when its kernel is declared not applicable or when the profile turns on
+an erratum the kernel does not model; an op it should have a kernel for is `unsupported`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from .spec.errors import UNKNOWN_OP, UNSUPPORTED, SpecError
+from .spec.registry import BACKENDS, REGISTRY, Op
+
+IMPLS = ("reference", *BACKENDS)
+
+
+@dataclass(frozen=True)
+class Route:
+    """How an implementation answers one op: 'reference', 'kernel', or 'missing', and why."""
+
+    how: str
+    reason: str = ""
+
+
+class Implementation:
+    """One implementation (reference, numba or cupy) under one profile."""
+
+    def __init__(self, name: str, errata: frozenset[str] = frozenset()):
+        if name not in IMPLS:
+            raise ValueError(f"unknown implementation {name!r}; choose from {', '.join(IMPLS)}")
+        self.name = name
+        self.errata = errata
+
+    def route(self, op: Op) -> Route:
+        """Which code answers `op`, with the reason for any fallback."""
+        if self.name == "reference":
+            return Route("reference") if op.name in REGISTRY.references else Route(
+                "missing", "no reference implementation")
+        if self.name in op.not_applicable:
+            return Route("reference", f"{self.name} not applicable: {op.not_applicable[self.name]}")
+        active = sorted(set(REGISTRY.errata_for(op.name)) & self.errata)
+        if active:
+            return Route("reference", f"profile turns on {', '.join(active)}, which the "
+                                      f"{self.name} kernel does not model")
+        if op.name in REGISTRY.kernels[self.name]:
+            return Route("kernel")
+        return Route("missing", f"no {self.name} kernel")
+
+    def fallbacks(self) -> dict[str, str]:
+        """Op -> reason, for every op this implementation answers from the reference."""
+        out = {}
+        if self.name == "reference":
+            return out
+        for op in REGISTRY.ops.values():
+            r = self.route(op)
+            if r.how == "reference":
+                out[op.name] = r.reason
+        return out
+
+    def supported(self) -> list[str]:
+        return sorted(n for n, op in REGISTRY.ops.items() if self.route(op).how != "missing")
+
+    def call(self, name: str, json_args: Any) -> Any:
+        """Answer one request: decode and check the args, run, encode the result."""
+        op = REGISTRY.ops.get(name)
+        if op is None:
+            raise SpecError(UNKNOWN_OP, f"no op named {name!r}")
+        args = decode_args(op, json_args)
+        return op.result.encode(self.run_batch(op, [args])[0])
+
+    def run_batch(self, op: Op, items: list[dict]) -> list[dict]:
+        """Results (Python values) for a batch of decoded, checked args."""
+        route = self.route(op)
+        if route.how == "missing":
+            raise SpecError(UNSUPPORTED, f"{self.name} does not implement {op.name}: "
+                                         f"{route.reason}")
+        if route.how == "reference":
+            return [run_reference(op, args, self.errata) for args in items]
+        kern = REGISTRY.kernels[self.name][op.name]
+        out = kern(**op.args.columns(items))
+        return op.result.rows(out, len(items))
+
+
+def decode_args(op: Op, json_args: Any) -> dict:
+    """The op's args as Python values (schema errors: bad_request; domain: invalid_input)."""
+    args = op.args.decode(json_args, "args")
+    if op.check:
+        op.check(args)
+    return args
+
+
+def run_reference(op: Op, args: dict, errata: frozenset[str] = frozenset()) -> dict:
+    """Call the reference implementation; ops that declare errata also receive the profile's."""
+    fn = REGISTRY.references[op.name]
+    if op.errata:
+        return fn(**args, errata=errata)
+    return fn(**args)

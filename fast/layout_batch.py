@@ -1,0 +1,74 @@
+"""Batch adapters for `layout.decode` / `layout.encode`, shared by both backends.
+
+Records are grouped by struct; a backend supplies the kernel pair that moves leaf values
+between an (n, sizeof) byte matrix and an (n, leaves) uint64 matrix. Building field values from
+leaves and back is the spec's own (`spec.layout.from_leaves` / `to_leaves`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from functools import cache
+
+import numpy as np
+
+from ..spec.layout import Struct, from_leaves, leaves, to_leaves
+from ..spec.layout_ops import find_struct, from_wire, to_wire
+from ..spec.schema import BYTES, Utf8
+
+Gather = Callable[[np.ndarray, np.ndarray, np.ndarray], np.ndarray]
+Scatter = Callable[[np.ndarray, np.ndarray, np.ndarray, int], np.ndarray]
+
+
+@dataclass(frozen=True)
+class LeafTable:
+    """Byte offset and size of every leaf of one struct, as kernel inputs."""
+
+    offsets: np.ndarray
+    sizes: np.ndarray
+
+
+@cache
+def leaf_table(s: Struct) -> LeafTable:
+    ls = leaves(s)
+    return LeafTable(np.array([x.offset for x in ls], dtype=np.int64),
+                     np.array([x.size for x in ls], dtype=np.int64))
+
+
+def _groups(names: list[str]) -> dict[str, list[int]]:
+    groups: dict[str, list[int]] = {}
+    for i, name in enumerate(names):
+        groups.setdefault(name, []).append(i)
+    return groups
+
+
+def decode_batch(struct, hex, gather: Gather) -> dict:
+    """layout.decode over a batch: gather leaves per struct, then rebuild the fields."""
+    names = Utf8().from_column(struct)
+    images = BYTES.from_column(hex)
+    out: list = [None] * len(names)
+    for name, idx in _groups(names).items():
+        s = find_struct(name)
+        table = leaf_table(s)
+        records = np.frombuffer(b"".join(images[i] for i in idx), dtype=np.uint8)
+        raw = gather(records.reshape(len(idx), s.size), table.offsets, table.sizes)
+        for row, i in zip(raw.tolist(), idx, strict=True):
+            out[i] = to_wire(s, from_leaves(s, row))
+    return {"fields": out}
+
+
+def encode_batch(struct, fields, scatter: Scatter) -> dict:
+    """layout.encode over a batch: parse the fields, then scatter leaves into zeroed records."""
+    names = Utf8().from_column(struct)
+    out: list = [None] * len(names)
+    for name, idx in _groups(names).items():
+        s = find_struct(name)
+        table = leaf_table(s)
+        rows = [to_leaves(s, from_wire(s, fields[i], "args.fields")) for i in idx]
+        values = np.array(rows, dtype=np.uint64).reshape(len(idx), len(table.offsets))
+        records = scatter(values, table.offsets, table.sizes, s.size)
+        for row, i in zip(records, idx, strict=True):
+            out[i] = row.tobytes()
+    return {"hex": BYTES.to_column(out)}
+

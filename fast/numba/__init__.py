@@ -1,0 +1,1 @@
+"""numba kernels: serial loops over preallocated outputs (design §7)."""

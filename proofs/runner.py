@@ -1,0 +1,167 @@
+"""The proof runner: checks obligations (or their mutants) in parallel, with per-query
+timeouts and the result cache, and returns one outcome per task (design §6)."""
+
+from __future__ import annotations
+
+import multiprocessing
+import time
+from collections.abc import Callable, Iterable
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+import z3
+from z3.z3util import get_vars
+
+from ..spec.registry import REGISTRY, Obligation, po_sort_key
+from . import cache
+from .obligation import Query
+
+PROVED, REFUTED, UNKNOWN, ERROR = "proved", "refuted", "unknown", "error"
+KILLED, SURVIVED = "killed", "survived"
+
+
+@dataclass
+class QueryOutcome:
+    """One z3 query: its label, status, solver seconds, whether it came from the cache."""
+
+    label: str
+    status: str
+    seconds: float
+    cached: bool
+    model: str | None = None
+
+
+@dataclass
+class Outcome:
+    """One obligation (or one of its mutants) checked."""
+
+    id: str
+    statement: str
+    kind: str
+    mutant: str | None
+    status: str
+    seconds: float
+    cached: bool
+    queries: list[QueryOutcome] = field(default_factory=list)
+    error: str | None = None
+
+    @property
+    def verdict(self) -> str:
+        """For a mutant: killed when the obligation fails on it; otherwise the status."""
+        if self.mutant is None:
+            return self.status
+        return {REFUTED: KILLED, PROVED: SURVIVED}.get(self.status, self.status)
+
+    def to_json(self) -> dict:
+        return asdict(self) | {"verdict": self.verdict}
+
+
+@dataclass(frozen=True)
+class Settings:
+    """How to run: cache location and use, a timeout override, parallel jobs."""
+
+    cache_root: Path
+    use_cache: bool = True
+    timeout_s: float | None = None
+    jobs: int = 1
+
+
+def z3_version() -> str:
+    return z3.get_version_string()
+
+
+def canonical_smt2(formula) -> str:
+    """SMT-LIB text of one query that depends only on the formula: declarations sorted by name,
+    then the assertion. (Solver.to_smt2 names shared terms by global AST ids, which differ
+    between processes, so it cannot key a cache.)"""
+    decls = sorted(f"(declare-fun {v} () {v.sort().sexpr()})" for v in get_vars(formula))
+    return "\n".join([*decls, f"(assert {formula.sexpr()})", "(check-sat)"])
+
+
+def check_query(q: Query, timeout_s: float, settings: Settings) -> QueryOutcome:
+    """Solve one query, or answer it from the cache."""
+    solver = z3.Solver()
+    solver.set("timeout", max(1, int(timeout_s * 1000)))
+    solver.add(q.formula)
+    key = cache.query_key(canonical_smt2(q.formula), q.expect, z3_version())
+    if settings.use_cache:
+        hit = cache.load(settings.cache_root, key)
+        if hit is not None:
+            return QueryOutcome(q.label, hit["status"], hit["seconds"], True, hit.get("model"))
+    start = time.perf_counter()
+    answer = solver.check()
+    seconds = round(time.perf_counter() - start, 4)
+    model = None
+    if answer == z3.unknown:
+        status = UNKNOWN
+    else:
+        found = answer == z3.sat
+        status = PROVED if found == (q.expect == "sat") else REFUTED
+        if found:
+            model = str(solver.model())[:600]
+    if status != UNKNOWN and settings.use_cache:
+        cache.store(settings.cache_root, key, {"status": status, "seconds": seconds,
+                                               "model": model})
+    return QueryOutcome(q.label, status, seconds, False, model)
+
+
+def check_obligation(po: Obligation, mutant: str | None, settings: Settings) -> Outcome:
+    """Check `po` on its own subject, or on the subject of its mutant named `mutant`."""
+    subject = po.subject if mutant is None else _mutant(po, mutant).subject
+    start = time.perf_counter()
+    try:
+        queries = [check_query(q, settings.timeout_s or po.timeout_s, settings)
+                   for q in po.build(subject)]
+    except Exception as e:  # a broken obligation is reported, never crashes the run
+        return Outcome(po.id, po.statement, po.kind, mutant, ERROR,
+                       round(time.perf_counter() - start, 4), False,
+                       error=f"{type(e).__name__}: {e}")
+    statuses = {q.status for q in queries}
+    status = REFUTED if REFUTED in statuses else UNKNOWN if UNKNOWN in statuses else PROVED
+    return Outcome(po.id, po.statement, po.kind, mutant, status,
+                   round(time.perf_counter() - start, 4),
+                   bool(queries) and all(q.cached for q in queries), queries)
+
+
+def _mutant(po: Obligation, name: str):
+    for m in po.mutants:
+        if m.name == name:
+            return m
+    raise KeyError(f"{po.id} has no mutant {name!r}")
+
+
+def _task(args: tuple[str, str | None, Settings]) -> Outcome:
+    po_id, mutant, settings = args
+    return check_obligation(REGISTRY.obligations[po_id], mutant, settings)
+
+
+def _worker_init() -> None:
+    from .. import load_all
+
+    load_all()
+
+
+def run(ids: Iterable[str], *, mutants: bool, settings: Settings,
+        progress: Callable[[Outcome, int, int], None] | None = None) -> list[Outcome]:
+    """Check the obligations `ids` (with --mutants: every mutant of each), sorted by id."""
+    tasks = []
+    for po_id in sorted(ids, key=po_sort_key):
+        po = REGISTRY.obligations[po_id]
+        names = [m.name for m in po.mutants] if mutants else [None]
+        tasks.extend((po_id, name, settings) for name in names)
+    results: list[Outcome] = []
+    if settings.jobs <= 1 or len(tasks) <= 1:
+        for t in tasks:
+            results.append(_task(t))
+            if progress:
+                progress(results[-1], len(results), len(tasks))
+    else:
+        method = "fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn"
+        with ProcessPoolExecutor(settings.jobs, mp_context=multiprocessing.get_context(method),
+                                 initializer=_worker_init) as pool:
+            for out in pool.map(_task, tasks):
+                results.append(out)
+                if progress:
+                    progress(out, len(results), len(tasks))
+    return results

@@ -1,0 +1,1 @@
+"""The oracle: straightforward, bit-exact implementations of every op, built on `spec/`."""

@@ -1,0 +1,56 @@
+"""Profiles and errata (design §5).
+
+The spec states intended behaviour. Where a seed implementation departs from it, an erratum
+records the divergence; a profile is a set of errata turned on. `crucible` (the default) has
+none, `crucible@8d2680a2` has every erratum of Crucible at that commit, and so on per seed.
+"""
+
+from __future__ import annotations
+
+from .registry import REGISTRY, Erratum
+
+DEFAULT_PROFILE = "crucible"
+
+SEEDS = {
+    "crucible": "crucible@8d2680a2",
+    "pyc": "pyc@fdf1563",
+    "ringkernel": "ringkernel@1.1.0",
+    "vyre": "vyre@0.6.3",
+}
+
+FLAGS = {
+    "result": "the seed returns a different result on the witness",
+    "ub": "the seed has undefined behaviour there; the spec rejects or defines the case",
+    "doc": "the seed's code is right and its documentation is not",
+}
+
+Errata = frozenset
+"""The ids of the errata active in a profile."""
+
+NO_ERRATA: frozenset[str] = frozenset()
+
+
+def erratum(id: str, title: str, *, seed: str, location: str, ops: tuple[str, ...],
+            witness: dict, flag: str, detail: str) -> Erratum:
+    """Declare an erratum next to the spec text it amends."""
+    if flag not in FLAGS:
+        raise ValueError(f"{id}: unknown flag {flag!r}")
+    e = Erratum(id, title, seed, location, ops, witness, flag, detail)
+    REGISTRY.add_erratum(e)
+    return e
+
+
+def profiles() -> dict[str, frozenset[str]]:
+    """Every profile name and the errata it turns on."""
+    out = {DEFAULT_PROFILE: NO_ERRATA}
+    for seed in SEEDS.values():
+        out[seed] = frozenset(e.id for e in REGISTRY.errata.values() if e.seed == seed)
+    return out
+
+
+def profile_errata(name: str) -> frozenset[str]:
+    """The errata of profile `name`; KeyError names the known profiles."""
+    known = profiles()
+    if name not in known:
+        raise KeyError(f"unknown profile {name!r}; known: {', '.join(sorted(known))}")
+    return known[name]

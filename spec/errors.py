@@ -1,0 +1,34 @@
+"""The error taxonomy shared by the spec, every implementation and the wire protocol (§4)."""
+
+from __future__ import annotations
+
+BAD_REQUEST = "bad_request"
+UNKNOWN_OP = "unknown_op"
+INVALID_INPUT = "invalid_input"
+UNSUPPORTED = "unsupported"
+INTERNAL = "internal"
+
+ERROR_CODES = (BAD_REQUEST, UNKNOWN_OP, INVALID_INPUT, UNSUPPORTED, INTERNAL)
+
+
+class SpecError(Exception):
+    """A request the spec answers with an error code instead of a result."""
+
+    def __init__(self, code: str, message: str):
+        super().__init__(message)
+        self.code = code
+        self.message = message
+
+
+class BadRequest(SpecError):
+    """The request is malformed: not JSON, a missing or unknown field, a value of the wrong type."""
+
+    def __init__(self, message: str):
+        super().__init__(BAD_REQUEST, message)
+
+
+class InvalidInput(SpecError):
+    """The request is well formed but outside the op's domain: the spec rejects it."""
+
+    def __init__(self, message: str):
+        super().__init__(INVALID_INPUT, message)

@@ -1,0 +1,190 @@
+"""Layout ops: `layout.info`, `layout.decode`, `layout.encode` over every declared struct.
+
+Wire form of field values (§4): integers, counts, enums and strong IDs are JSON integers;
+hashes, pointers and float bit patterns are "0x" hex of the field's width; bools are JSON
+booleans; explicit padding members (`pad`, `pad2_`, ...) are lowercase hex bytes; arrays are
+lists and nested structs objects. A derived struct's fields include its base's. These ops work
+on bytes, so an enum field may hold any value its C type can (decode(encode) is exact), but a
+bool byte must be 0 or 1. On encode, a missing field takes its spec default, a short array is
+completed with defaults, and implicit padding is zero.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from hypothesis import strategies as st
+
+from .bits import to_unsigned
+from .errors import InvalidInput, SpecError
+from .layout import ArrayOf, CType, Pad, Prim, Struct, default_of
+from .registry import REGISTRY, InvalidCase, declare
+from .schema import BYTES, Field, Int, Json, Utf8, record
+
+RANDOM_DOMAIN_MAX_SIZE = 4096
+"""Generated inputs skip structs larger than this (only the 5.5 MB TraceRing object)."""
+
+
+def find_struct(name: str) -> Struct:
+    """The declared struct named `name` (C++ name, alias, or vectors key with a note)."""
+    found = REGISTRY.layout(name)
+    if found is None:
+        known = ", ".join(sorted(s.name for s in set(REGISTRY.layouts.values())))
+        raise InvalidInput(f"args.struct: no struct named {name!r}; known: {known}")
+    return found
+
+
+def to_wire(ctype: CType, value: Any) -> Any:
+    """JSON form of a field value."""
+    if isinstance(ctype, Struct):
+        return {p.name: to_wire(p.member.ctype, value[p.name]) for p in ctype.all_placed()}
+    if isinstance(ctype, ArrayOf):
+        return [to_wire(ctype.elem, v) for v in value]
+    if isinstance(ctype, Pad):
+        return bytes(value).hex()
+    if ctype.wire == "hex":
+        return f"0x{to_unsigned(value, 8 * ctype.size):0{2 * ctype.size}x}"
+    return bool(value) if ctype.wire == "bool" else int(value)
+
+
+def from_wire(ctype: CType, obj: Any, path: str, default: Any = None) -> Any:
+    """Field value from its JSON form; anything malformed is invalid_input naming the path."""
+    if isinstance(ctype, Struct):
+        if not isinstance(obj, dict):
+            raise InvalidInput(f"{path}: expected an object of {ctype.name} fields")
+        names = {p.name: p for p in ctype.all_placed()}
+        unknown = sorted(set(obj) - set(names))
+        if unknown:
+            raise InvalidInput(f"{path}: {ctype.name} has no field {unknown[0]!r}")
+        base = default_of(ctype, default)
+        return {n: from_wire(p.member.ctype, obj[n], f"{path}.{n}") if n in obj else base[n]
+                for n, p in names.items()}
+    if isinstance(ctype, ArrayOf):
+        if not isinstance(obj, list) or len(obj) > ctype.count:
+            raise InvalidInput(f"{path}: expected a list of at most {ctype.count} items")
+        items = [from_wire(ctype.elem, v, f"{path}[{i}]") for i, v in enumerate(obj)]
+        return items + default_of(ctype, default)[len(items):]
+    if isinstance(ctype, Pad):
+        data = _wire_call(BYTES.decode, obj, path)
+        if len(data) != ctype.size:
+            raise InvalidInput(f"{path}: expected {ctype.size} bytes, got {len(data)}")
+        return data
+    if ctype.wire == "bool":
+        if obj is True or obj is False or obj in (0, 1):
+            return bool(obj)
+        raise InvalidInput(f"{path}: expected a boolean")
+    signed = ctype.signed and ctype.wire != "hex"
+    return _wire_call(Int(8 * ctype.size, signed).decode, obj, path)
+
+
+def _wire_call(fn: Any, obj: Any, path: str) -> Any:
+    try:
+        return fn(obj, path)
+    except SpecError as e:
+        raise InvalidInput(e.message) from None
+
+
+def check_image(args: dict) -> None:
+    """A record image has exactly sizeof bytes."""
+    s = find_struct(args["struct"])
+    if len(args["hex"]) != s.size:
+        raise InvalidInput(f"args.hex: {s.name} is {s.size} bytes, got {len(args['hex'])}")
+
+
+def layout_info(struct: str) -> dict:
+    """sizeof, alignof and the offsets of the struct's own members."""
+    s = find_struct(struct)
+    return {"sizeof": s.size, "alignof": s.align, "offsets": s.offsets}
+
+
+def layout_decode(struct: str, hex: bytes) -> dict:
+    """Field values of one record image."""
+    s = find_struct(struct)
+    return {"fields": to_wire(s, s.unpack(hex))}
+
+
+def layout_encode(struct: str, fields: Any) -> dict:
+    """Record image from field values; missing fields take spec defaults, padding is zero."""
+    s = find_struct(struct)
+    return {"hex": s.pack(from_wire(s, fields, "args.fields"))}
+
+
+def values_strategy(ctype: CType) -> st.SearchStrategy:
+    """Field values (Python form) of any valid image of `ctype`."""
+    if isinstance(ctype, Struct):
+        return st.fixed_dictionaries({p.name: values_strategy(p.member.ctype)
+                                      for p in ctype.all_placed()})
+    if isinstance(ctype, ArrayOf):
+        return st.lists(values_strategy(ctype.elem), min_size=ctype.count, max_size=ctype.count)
+    if isinstance(ctype, Pad):
+        return st.binary(min_size=ctype.size, max_size=ctype.size)
+    if isinstance(ctype, Prim) and ctype.wire == "bool":
+        return st.booleans()
+    bits = 8 * ctype.size
+    return st.integers(-(1 << (bits - 1)), (1 << (bits - 1)) - 1) if ctype.signed \
+        else st.integers(0, (1 << bits) - 1)
+
+
+def _small_structs() -> list[Struct]:
+    unique = {s.name: s for s in REGISTRY.layouts.values()}
+    return [unique[n] for n in sorted(unique) if unique[n].size <= RANDOM_DOMAIN_MAX_SIZE]
+
+
+def _decode_domain() -> st.SearchStrategy:
+    return st.sampled_from(_small_structs()).flatmap(
+        lambda s: values_strategy(s).map(lambda v: {"struct": s.name, "hex": s.pack(v)}))
+
+
+def _encode_domain() -> st.SearchStrategy:
+    def partial(s: Struct) -> st.SearchStrategy:
+        names = [p.name for p in s.all_placed()]
+        return st.tuples(values_strategy(s), st.sets(st.sampled_from(names))).map(
+            lambda vd: {"struct": s.name,
+                        "fields": {k: v for k, v in to_wire(s, vd[0]).items() if k not in vd[1]}})
+    return st.sampled_from(_small_structs()).flatmap(partial)
+
+
+_STRUCT_NAME = Field(Utf8(), "C++ name as in the vectors: 'TensorMeta', 'TraceRing::Entry', ...")
+_NOT_BATCHED = "a constant of the declaration: nothing to compute per item"
+
+declare(
+    "layout.info", chapter=1, summary="sizeof, alignof and member offsets of a declared struct.",
+    args=record(struct=_STRUCT_NAME),
+    result=record(sizeof=Int(64), alignof=Int(64), offsets=Json("{member: offset}")),
+    spec=(layout_info,), check=lambda a: find_struct(a["struct"]),
+    domain=lambda: st.fixed_dictionaries({"struct": st.sampled_from(
+        sorted(REGISTRY.layouts))}),
+    invalid=(InvalidCase("an unknown struct", lambda: st.just({"struct": "NoSuchStruct"})),),
+    not_applicable={"numba": _NOT_BATCHED, "cupy": _NOT_BATCHED},
+)
+
+declare(
+    "layout.decode", chapter=1, summary="Field values of one record image of a declared struct.",
+    args=record(struct=_STRUCT_NAME, hex=Field(BYTES, "the record's bytes")),
+    result=record(fields=Json("{member: value}")),
+    spec=(layout_decode,), domain=_decode_domain, check=check_image,
+    invalid=(
+        InvalidCase("an image one byte short",
+                    lambda: st.just({"struct": "Guard", "hex": "00" * 11})),
+        InvalidCase("a bool byte that is neither 0 nor 1",
+                    lambda: st.just({"struct": "TensorSlot", "hex": "00" * 28 + "02" + "00" * 11})),
+        InvalidCase("an unknown struct", lambda: st.just({"struct": "Nope", "hex": ""})),
+    ),
+)
+
+declare(
+    "layout.encode", chapter=1,
+    summary="Record image from field values (missing fields take spec defaults).",
+    args=record(struct=_STRUCT_NAME,
+                fields=Field(Json("{member: value}"), "field values", default={})),
+    result=record(hex=BYTES),
+    spec=(layout_encode,), domain=_encode_domain, check=lambda a: find_struct(a["struct"]),
+    invalid=(
+        InvalidCase("an unknown field",
+                    lambda: st.just({"struct": "Guard", "fields": {"bogus": 1}})),
+        InvalidCase("a value too wide for its field",
+                    lambda: st.just({"struct": "Guard", "fields": {"arg_index": 65536}})),
+        InvalidCase("an array longer than declared",
+                    lambda: st.just({"struct": "TensorMeta", "fields": {"sizes": [1] * 9}})),
+    ),
+)

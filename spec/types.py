@@ -1,0 +1,177 @@
+"""Chapter 2: types. Scalar types, devices, layouts, the flag bytes, strong IDs and hashes.
+
+Ordinals mirror c10 (PyTorch) exactly, because recorded traces carry them raw. The enums are
+stored as int8 in every layout; ScalarType.Undefined is -1 (byte 0xFF).
+"""
+
+from __future__ import annotations
+
+import enum
+
+from hypothesis import strategies as st
+
+from .errors import InvalidInput
+from .layout import Member, hash64, id32, struct
+from .registry import InvalidCase, declare
+from .schema import U8, Enum, Field, record
+
+NONE32 = 0xFFFFFFFF
+"""The 'none' value of every strong ID (OpIndex, SlotId, NodeId, SymbolId, MetaIndex)."""
+
+HASH_UNSET = 0
+"""A strong hash (SchemaHash, ShapeHash, ...) of 0 means 'unset'."""
+
+HASH_SENTINEL = 0xFFFFFFFFFFFFFFFF
+"""`sentinel()` of every strong hash; nothing at 8d2680a2 produces or tests it."""
+
+STRONG_ID_BYTES = 4
+STRONG_HASH_BYTES = 8
+
+
+class ScalarType(enum.IntEnum):
+    """Element type of a tensor (int8). Ordinals are c10's; gaps (12-14, 16-22) do not exist."""
+
+    Byte = 0
+    Char = 1
+    Short = 2
+    Int = 3
+    Long = 4
+    Half = 5
+    Float = 6
+    Double = 7
+    ComplexHalf = 8
+    ComplexFloat = 9
+    ComplexDouble = 10
+    Bool = 11
+    BFloat16 = 15
+    Float8_e5m2 = 23
+    Float8_e4m3fn = 24
+    Float8_e5m2fnuz = 25
+    Float8_e4m3fnuz = 26
+    Undefined = -1
+
+
+ELEMENT_SIZE: dict[ScalarType, int] = {
+    ScalarType.Byte: 1,
+    ScalarType.Char: 1,
+    ScalarType.Short: 2,
+    ScalarType.Int: 4,
+    ScalarType.Long: 8,
+    ScalarType.Half: 2,
+    ScalarType.Float: 4,
+    ScalarType.Double: 8,
+    ScalarType.ComplexHalf: 4,
+    ScalarType.ComplexFloat: 8,
+    ScalarType.ComplexDouble: 16,
+    ScalarType.Bool: 1,
+    ScalarType.BFloat16: 2,
+    ScalarType.Float8_e5m2: 1,
+    ScalarType.Float8_e4m3fn: 1,
+    ScalarType.Float8_e5m2fnuz: 1,
+    ScalarType.Float8_e4m3fnuz: 1,
+    ScalarType.Undefined: 0,
+}
+
+
+class DeviceType(enum.IntEnum):
+    """Device of a tensor (int8), c10 ordinals. HIP is 6 (the yellowpaper's 20 is PrivateUse1)."""
+
+    CPU = 0
+    CUDA = 1
+    MKLDNN = 2
+    HIP = 6
+    XLA = 9
+    MPS = 13
+    Meta = 14
+    PrivateUse1 = 20
+
+
+class Layout(enum.IntEnum):
+    """Memory layout of a tensor (int8)."""
+
+    Strided = 0
+    Sparse = 1
+    SparseCsr = 2
+    SparseCsc = 3
+    SparseBsr = 4
+    SparseBsc = 5
+
+
+class TrainingPhase(enum.IntEnum):
+    """Phase field of the op_flags byte (bits 2-3)."""
+
+    FORWARD = 0
+    BACKWARD = 1
+    OPTIMIZER = 2
+    OTHER = 3
+
+
+class OpFlag(enum.IntFlag):
+    """Bits of the op_flags byte of a ring entry (Entry byte 23). Bits 5-7 are reserved, 0."""
+
+    INFERENCE_MODE = 0x01
+    IS_MUTABLE = 0x02
+    PHASE_MASK = 0x0C
+    TORCH_FUNCTION = 0x10
+
+
+OP_FLAG_PHASE_SHIFT = 2
+
+
+class MetaFlag(enum.IntFlag):
+    """Bits of TensorMeta.flags. Bits 6-7 are reserved."""
+
+    IS_LEAF = 0x01
+    IS_CONTIGUOUS = 0x02
+    HAS_GRAD_FN = 0x04
+    IS_VIEW = 0x08
+    IS_NEG = 0x10
+    IS_CONJ = 0x20
+
+
+def element_size(dtype: int) -> int:
+    """Bytes per element of `dtype`: 0 for Undefined; an ordinal outside ScalarType is rejected."""
+    try:
+        return ELEMENT_SIZE[ScalarType(dtype)]
+    except ValueError:
+        raise InvalidInput(f"{dtype} is not a ScalarType ordinal") from None
+
+
+def pack_op_flags(inference_mode: bool, is_mutable: bool, phase: int, torch_function: bool) -> int:
+    """op_flags: bit 0 inference, bit 1 mutable, bits 2-3 phase & 3, bit 4 torch_function."""
+    return (
+        int(inference_mode)
+        | int(is_mutable) << 1
+        | (phase & 3) << OP_FLAG_PHASE_SHIFT
+        | int(torch_function) << 4
+    )
+
+
+SCALAR_TYPE = Enum(ScalarType, bits=8, signed=True)
+DEVICE_TYPE = Enum(DeviceType, bits=8, signed=True)
+LAYOUT = Enum(Layout, bits=8, signed=True)
+
+_UNKNOWN_ORDINALS = [o for o in range(-128, 128) if o not in set(ScalarType)]
+
+declare(
+    "types.element_size",
+    chapter=2,
+    summary="Bytes per element of a ScalarType (0 for Undefined).",
+    args=record(dtype=Field(SCALAR_TYPE, "ScalarType ordinal (int8)")),
+    result=record(element_size=Field(U8, "bytes per element")),
+    spec=(element_size,),
+    invalid=(
+        InvalidCase("an int8 that is no ScalarType ordinal (12-14, 16-22, 27+)",
+                    lambda: st.fixed_dictionaries({"dtype": st.sampled_from(_UNKNOWN_ORDINALS)})),
+        InvalidCase("an ordinal outside int8",
+                    lambda: st.fixed_dictionaries({"dtype": st.integers(128, 10**6)})),
+    ),
+)
+
+for _name in ("OpIndex", "SlotId", "NodeId", "SymbolId", "MetaIndex"):
+    struct(_name, [Member("v", id32, default=NONE32)], size=STRONG_ID_BYTES, align=4,
+           chapter=2, doc="Strong ID: one u32, default none (0xFFFFFFFF), no arithmetic.")
+for _name in ("SchemaHash", "ShapeHash", "ScopeHash", "CallsiteHash", "ContentHash",
+              "MerkleHash"):
+    struct(_name, [Member("v", hash64)], size=STRONG_HASH_BYTES, align=8, chapter=2,
+           doc="Strong hash: one u64, default 0 (unset), no arithmetic.")

@@ -1,0 +1,72 @@
+"""The proof runner: every obligation proved, then answered from the cache; every mutant
+killed; a false obligation is refuted with a counterexample; the CLI's exit codes and report."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+import z3
+from crucible_spec.proofs import runner
+from crucible_spec.proofs.obligation import Query
+from crucible_spec.spec.registry import REGISTRY, Mutant, Obligation
+
+from crucible_spec.cli import main
+
+
+@pytest.fixture
+def settings(tmp_path):
+    return runner.Settings(cache_root=tmp_path / "cache", jobs=2)
+
+
+def test_all_obligations_prove_then_come_from_the_cache(settings):
+    first = runner.run(REGISTRY.obligations, mutants=False, settings=settings)
+    assert {o.id for o in first} == set(REGISTRY.obligations)
+    assert [o.id for o in first if o.status != runner.PROVED] == []
+    second = runner.run(REGISTRY.obligations, mutants=False, settings=settings)
+    assert all(o.cached and o.status == runner.PROVED for o in second)
+
+
+def test_every_mutant_is_killed(settings):
+    outcomes = runner.run(REGISTRY.obligations, mutants=True, settings=settings)
+    assert len(outcomes) == sum(len(po.mutants) for po in REGISTRY.obligations.values())
+    assert [(o.id, o.mutant) for o in outcomes if o.verdict != runner.KILLED] == []
+
+
+def _claim(f):
+    x = z3.BitVec("x", 64)
+    return [Query("x * 2 is even", f(x) & 1 != 0)]
+
+
+FALSE_PO = Obligation("PO99.1", "x + 1 is even", "z3", (), _claim, lambda x: x + 1,
+                      (Mutant("m", "m", lambda x: x * 2),))
+
+
+def test_a_false_obligation_is_refuted_with_a_counterexample(settings):
+    out = runner.check_obligation(FALSE_PO, None, settings)
+    assert out.status == runner.REFUTED and out.queries[0].model.startswith("[x = ")
+    assert runner.check_obligation(FALSE_PO, "m", settings).status == runner.PROVED
+
+
+def test_a_broken_obligation_is_an_error_not_a_crash(settings):
+    broken = Obligation("PO99.2", "broken", "z3", (), lambda f: 1 / 0, None, ())
+    out = runner.check_obligation(broken, None, settings)
+    assert out.status == runner.ERROR and "ZeroDivisionError" in out.error
+
+
+def test_witness_queries_are_proved_by_a_model(settings):
+    po = Obligation("PO99.3", "some x has x * 3 == 1", "z3", (),
+                    lambda s: [Query("exists", z3.BitVec("x", 64) * 3 == 1, expect="sat")],
+                    None, ())
+    assert runner.check_obligation(po, None, settings).status == runner.PROVED
+
+
+def test_prove_cli_exit_codes_and_report(tmp_path, capsys):
+    report = tmp_path / "r.json"
+    args = ["prove", "PO8.*", "--cache", str(tmp_path / "c"), "--report", str(report), "-j", "1"]
+    assert main(args) == 0
+    data = json.loads(report.read_text())
+    assert data["ok"] and {r["id"] for r in data["results"]} >= {"PO8.1", "PO8.2", "PO8.3"}
+    assert main([*args, "--mutants"]) == 0
+    assert "killed" in capsys.readouterr().out
+    assert main(["prove", "PO404.*"]) == 2

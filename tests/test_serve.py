@@ -1,0 +1,77 @@
+"""`crucible-spec serve` over a real pipe, for every implementation: golden values, errors,
+ordering, and exit status 0 at EOF."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from typing import Any
+
+import pytest
+from crucible_spec.conformance import golden
+
+from crucible_spec.engine import IMPLS
+
+
+def serve(impl: str, lines: list[str], *extra: str) -> tuple[list[dict], Any]:
+    proc = subprocess.run([sys.executable, "-m", "crucible_spec", "serve", "--impl", impl, *extra],
+                          input="\n".join(lines) + "\n", capture_output=True, text=True,
+                          timeout=300)
+    return [json.loads(x) for x in proc.stdout.splitlines()], proc
+
+
+@pytest.mark.parametrize("impl", IMPLS)
+def test_golden_values_and_errors_over_the_wire(impl):
+    cases = golden.cases()
+    lines = [json.dumps({"id": 0, "op": "hello", "args": {}})]
+    lines += [json.dumps({"id": i + 1, "op": c.op, "args": c.args}) for i, c in enumerate(cases)]
+    n = len(cases)
+    lines += [
+        "this is not json",
+        json.dumps({"id": n + 1, "op": "no.such_op", "args": {}}),
+        json.dumps({"id": n + 2, "op": "types.element_size", "args": {"dtype": 12}}),
+        json.dumps({"id": n + 3, "op": "hash.fmix64"}),
+        json.dumps([1, 2]),
+        json.dumps({"id": "seven", "op": "hello", "args": {}}),
+        "",
+        json.dumps({"id": n + 4, "op": "hash.fmix64", "args": {"x": "0x2"}}),
+    ]
+    responses, proc = serve(impl, lines, "--profile", golden.PROFILE)
+    assert proc.returncode == 0, proc.stderr
+    hello = responses[0]["result"]
+    assert hello["impl"] == impl and hello["profile"] == golden.PROFILE
+    assert "hash.fmix64" in hello["ops"] and hello["spec_version"]
+    if impl == "cupy":
+        assert hello["device"].startswith(("cpu-emulated", "cuda"))
+    if impl != "reference":
+        assert "layout.info" in hello["fallbacks"]
+    for i, case in enumerate(cases):
+        r = responses[i + 1]
+        assert r == {"id": i + 1, "ok": True, "result": case.result}, (case.op, case.args)
+    tail = responses[n + 1:]
+    assert [(r["id"], r["ok"], r.get("error", {}).get("code")) for r in tail] == [
+        (None, False, "bad_request"),
+        (n + 1, False, "unknown_op"),
+        (n + 2, False, "invalid_input"),
+        (n + 3, False, "bad_request"),
+        (None, False, "bad_request"),
+        (None, False, "bad_request"),
+        (n + 4, True, None),
+    ]
+    assert tail[-1]["result"] == {"out": "0x3abf2a20650683e7"}
+
+
+def test_empty_input_exits_zero_and_unknown_profile_is_a_usage_error():
+    responses, proc = serve("reference", [])
+    assert proc.returncode == 0 and responses == []
+    _, proc = serve("reference", [], "--profile", "nope")
+    assert proc.returncode == 2 and "unknown profile" in proc.stderr and "Traceback" not in \
+        proc.stderr
+
+
+def test_non_utf8_line_is_a_bad_request():
+    proc = subprocess.run([sys.executable, "-m", "crucible_spec", "serve"],
+                          input=b"\xff\xfe\n", capture_output=True, timeout=120)
+    assert proc.returncode == 0
+    assert json.loads(proc.stdout)["error"]["code"] == "bad_request"
