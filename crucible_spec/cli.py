@@ -93,6 +93,50 @@ def cmd_serve(args: argparse.Namespace) -> int:
     return serve(impl, args.profile, sys.stdin.buffer, sys.stdout)
 
 
+def _select_ops(patterns: list[str] | None, keep) -> list:
+    from .spec.registry import REGISTRY
+
+    ops = [op for name, op in sorted(REGISTRY.ops.items()) if keep(op)
+           and (not patterns or any(fnmatch.fnmatch(name, p) for p in patterns))]
+    if not ops:
+        raise UsageError(f"no op matches {' '.join(patterns or [])} (see 'crucible-spec ops')")
+    return ops
+
+
+def _int_list(text: str) -> list[int]:
+    try:
+        values = [int(float(x)) for x in text.split(",") if x.strip()]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected comma-separated sizes, got {text!r}") from None
+    if not values or min(values) < 1:
+        raise argparse.ArgumentTypeError("sizes must be positive")
+    return values
+
+
+def cmd_bench(args: argparse.Namespace) -> int:
+    from . import bench
+    from .conformance.serve import device_of
+
+    ops = _select_ops(args.ops, lambda op: op.bench is not None)
+    backends = args.impl or ["numba", "cupy"]
+    tty = sys.stderr.isatty()
+
+    def progress(msg: str) -> None:
+        if tty:
+            print(f"\r{msg}".ljust(60), end="", file=sys.stderr, flush=True)
+
+    rows = bench.run(ops, args.sizes, backends, args.ref_max, args.repeat, args.seed, progress)
+    if tty:
+        print("\r".ljust(60) + "\r", end="", file=sys.stderr)
+    device = {b: device_of(b) for b in backends}
+    print("devices: " + "; ".join(f"{b}: {d}" for b, d in device.items()))
+    print(bench.render(rows, backends))
+    if args.json:
+        Path(args.json).write_text(json.dumps(bench.as_json(rows, device), indent=2) + "\n")
+        print(f"json: {args.json}")
+    return 1 if any(r.mismatch for r in rows) else 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="crucible-spec",
@@ -147,6 +191,24 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument("--profile", default="crucible",
                        help="errata profile (default: crucible, the intended behaviour)")
     serve.set_defaults(func=cmd_serve)
+
+    bench = sub.add_parser(
+        "bench", help="time reference vs numba vs cupy",
+        description="Time each op's reference, numba and cupy implementations on the same "
+                    "generated inputs at several sizes. Kernel times exclude converting Python "
+                    "values to columns; end-to-end times include it. Fast results are checked "
+                    "against the reference wherever it ran (exit 1 on a mismatch).")
+    bench.add_argument("--ops", nargs="*", metavar="GLOB", help="ops to time (default: all)")
+    bench.add_argument("--sizes", type=_int_list, default=[1_000, 10_000, 100_000],
+                       help="comma-separated batch sizes (default 1000,10000,100000)")
+    bench.add_argument("--impl", action="append", choices=["numba", "cupy"],
+                       help="fast backend to time (repeatable; default both)")
+    bench.add_argument("--ref-max", type=int, default=100_000,
+                       help="largest size the reference is timed at (default 100000)")
+    bench.add_argument("--repeat", type=int, default=3, help="kernel timings: best of N")
+    bench.add_argument("--seed", type=int, default=0, help="input generator seed")
+    bench.add_argument("--json", metavar="FILE", help="also write the results as JSON")
+    bench.set_defaults(func=cmd_bench)
     return p
 
 

@@ -1,8 +1,8 @@
 """Batch adapters for `layout.decode` / `layout.encode`, shared by both backends.
 
 Records are grouped by struct; a backend supplies the kernel pair that moves leaf values
-between an (n, sizeof) byte matrix and an (n, leaves) uint64 matrix. Building field values from
-leaves and back is the spec's own (`spec.layout.from_leaves` / `to_leaves`).
+between an (n, sizeof) byte matrix and an (n, leaves) uint64 matrix; `layout_columns` turns
+that matrix into wire field values and back, one member at a time across the batch.
 """
 
 from __future__ import annotations
@@ -13,9 +13,10 @@ from functools import cache
 
 import numpy as np
 
-from ..spec.layout import Struct, from_leaves, leaves, to_leaves
-from ..spec.layout_ops import find_struct, from_wire, to_wire
+from ..spec.layout import Struct, leaves
+from ..spec.layout_ops import find_struct
 from ..spec.schema import BYTES, Utf8
+from .layout_columns import decode_columns, encode_columns
 
 Gather = Callable[[np.ndarray, np.ndarray, np.ndarray], np.ndarray]
 Scatter = Callable[[np.ndarray, np.ndarray, np.ndarray, int], np.ndarray]
@@ -53,8 +54,8 @@ def decode_batch(struct, hex, gather: Gather) -> dict:
         table = leaf_table(s)
         records = np.frombuffer(b"".join(images[i] for i in idx), dtype=np.uint8)
         raw = gather(records.reshape(len(idx), s.size), table.offsets, table.sizes)
-        for row, i in zip(raw.tolist(), idx, strict=True):
-            out[i] = to_wire(s, from_leaves(s, row))
+        for fields, i in zip(decode_columns(s, raw), idx, strict=True):
+            out[i] = fields
     return {"fields": out}
 
 
@@ -65,8 +66,7 @@ def encode_batch(struct, fields, scatter: Scatter) -> dict:
     for name, idx in _groups(names).items():
         s = find_struct(name)
         table = leaf_table(s)
-        rows = [to_leaves(s, from_wire(s, fields[i], "args.fields")) for i in idx]
-        values = np.array(rows, dtype=np.uint64).reshape(len(idx), len(table.offsets))
+        values = encode_columns(s, [fields[i] for i in idx])
         records = scatter(values, table.offsets, table.sizes, s.size)
         for row, i in zip(records, idx, strict=True):
             out[i] = row.tobytes()

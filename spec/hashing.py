@@ -85,15 +85,23 @@ def check_kdimmix_index(index: int) -> None:
         raise InvalidInput(f"args.index: kDimMix has {KDIMMIX_COUNT} entries, got {index}")
 
 
+def random_words(n: int, rng) -> list[int]:
+    """n uniform 64-bit words (bench inputs)."""
+    return [int(v) for v in rng.integers(0, 2**64 - 1, size=n, dtype="u8", endpoint=True)]
+
+
 declare(
     "hash.fmix64", chapter=8, summary="MurmurHash3 64-bit finalizer fmix64(x).",
     args=record(x=Field(HASH64, "input word")), result=record(out=HASH64), spec=(fmix64,),
+    bench=lambda n, rng: [{"x": x} for x in random_words(n, rng)],
 )
 
 declare(
     "hash.wymix", chapter=8,
     summary="wymix(a, b): low and high halves of the 128-bit product, XORed.",
     args=record(a=HASH64, b=HASH64), result=record(out=HASH64), spec=(wymix,),
+    bench=lambda n, rng: [{"a": a, "b": b}
+                          for a, b in zip(random_words(n, rng), random_words(n, rng), strict=True)],
 )
 
 declare(
@@ -103,6 +111,7 @@ declare(
     invalid=(
         InvalidCase("data that is not hex", lambda: st.just({"data": "zz"}), "bad_request"),
     ),
+    bench=lambda n, rng: [{"data": rng.bytes(64)} for _ in range(n)],
 )
 
 declare(
@@ -112,4 +121,5 @@ declare(
     check=lambda a: check_kdimmix_index(a["index"]),
     invalid=(InvalidCase("an index past 15",
                          lambda: st.fixed_dictionaries({"index": st.integers(16, 255)})),),
+    bench=lambda n, rng: [{"index": int(i)} for i in rng.integers(0, KDIMMIX_COUNT, size=n)],
 )

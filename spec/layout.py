@@ -275,19 +275,6 @@ def leaves(s: Struct) -> tuple[Leaf, ...]:
     return tuple(out)
 
 
-def from_leaves(s: Struct, values: list[int]) -> dict[str, Any]:
-    """Field values (as `Struct.unpack` gives them) from the raw leaf values, in leaf order."""
-    it = iter(zip(leaves(s), values, strict=True))
-    return _rebuild(s, it)
-
-
-def to_leaves(s: Struct, values: dict[str, Any]) -> list[int]:
-    """Leaf values (two's complement for signed leaves) of field values, in leaf order."""
-    out: list[int] = []
-    _collect(s, values, out)
-    return out
-
-
 def _flatten(ctype: CType, path: tuple, off: int, out: list[Leaf]) -> None:
     if isinstance(ctype, Struct):
         for p in ctype.all_placed():
@@ -299,32 +286,3 @@ def _flatten(ctype: CType, path: tuple, off: int, out: list[Leaf]) -> None:
         out.extend(Leaf((*path, i), off + i, 1, False, False) for i in range(ctype.size))
     else:
         out.append(Leaf(path, off, ctype.size, ctype.signed, ctype.wire == "bool"))
-
-
-def _rebuild(ctype: CType, it: Any) -> Any:
-    if isinstance(ctype, Struct):
-        return {p.name: _rebuild(p.member.ctype, it) for p in ctype.all_placed()}
-    if isinstance(ctype, ArrayOf):
-        return [_rebuild(ctype.elem, it) for _ in range(ctype.count)]
-    if isinstance(ctype, Pad):
-        return bytes(next(it)[1] for _ in range(ctype.size))
-    leaf, raw = next(it)
-    if leaf.is_bool:
-        if raw > 1:
-            raise InvalidInput(f"{'.'.join(map(str, leaf.path))} at byte {leaf.offset}: "
-                               f"0x{raw:02x} is not a bool (0 or 1)")
-        return bool(raw)
-    return to_signed(raw, 8 * leaf.size) if leaf.signed else raw
-
-
-def _collect(ctype: CType, value: Any, out: list[int]) -> None:
-    if isinstance(ctype, Struct):
-        for p in ctype.all_placed():
-            _collect(p.member.ctype, value[p.name], out)
-    elif isinstance(ctype, ArrayOf):
-        for v in value:
-            _collect(ctype.elem, v, out)
-    elif isinstance(ctype, Pad):
-        out.extend(value)
-    else:
-        out.append(to_unsigned(int(value), 8 * ctype.size))

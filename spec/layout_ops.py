@@ -11,6 +11,7 @@ completed with defaults, and implicit padding is zero.
 
 from __future__ import annotations
 
+from functools import cache
 from typing import Any
 
 from hypothesis import strategies as st
@@ -64,17 +65,27 @@ def from_wire(ctype: CType, obj: Any, path: str, default: Any = None) -> Any:
             raise InvalidInput(f"{path}: expected a list of at most {ctype.count} items")
         items = [from_wire(ctype.elem, v, f"{path}[{i}]") for i, v in enumerate(obj)]
         return items + default_of(ctype, default)[len(items):]
+    return scalar_from_wire(ctype, obj, path)
+
+
+def scalar_from_wire(ctype: Prim | Pad, obj: Any, path: str) -> Any:
+    """One scalar (or padding member) from its JSON form."""
     if isinstance(ctype, Pad):
         data = _wire_call(BYTES.decode, obj, path)
         if len(data) != ctype.size:
             raise InvalidInput(f"{path}: expected {ctype.size} bytes, got {len(data)}")
         return data
     if ctype.wire == "bool":
-        if obj is True or obj is False or obj in (0, 1):
+        if isinstance(obj, bool) or (type(obj) is int and obj in (0, 1)):
             return bool(obj)
         raise InvalidInput(f"{path}: expected a boolean")
-    signed = ctype.signed and ctype.wire != "hex"
-    return _wire_call(Int(8 * ctype.size, signed).decode, obj, path)
+    return _wire_call(_int_type(8 * ctype.size, ctype.signed and ctype.wire != "hex").decode,
+                      obj, path)
+
+
+@cache
+def _int_type(bits: int, signed: bool) -> Int:
+    return Int(bits, signed)
 
 
 def _wire_call(fn: Any, obj: Any, path: str) -> Any:
@@ -144,6 +155,19 @@ def _encode_domain() -> st.SearchStrategy:
     return st.sampled_from(_small_structs()).flatmap(partial)
 
 
+def _bench_images(n: int, rng) -> list[dict]:
+    """n TensorMeta images with random sizes and strides (bench inputs)."""
+    s = find_struct("TensorMeta")
+    out = []
+    for dims in rng.integers(0, 9, size=n):
+        values = s.default_values()
+        values["ndim"] = int(dims)
+        values["sizes"][:dims] = [int(x) for x in rng.integers(1, 1024, size=dims)]
+        values["strides"][:dims] = [int(x) for x in rng.integers(0, 1 << 20, size=dims)]
+        out.append({"struct": "TensorMeta", "hex": s.pack(values)})
+    return out
+
+
 _STRUCT_NAME = Field(Utf8(), "C++ name as in the vectors: 'TensorMeta', 'TraceRing::Entry', ...")
 _NOT_BATCHED = "a constant of the declaration: nothing to compute per item"
 
@@ -162,7 +186,7 @@ declare(
     "layout.decode", chapter=1, summary="Field values of one record image of a declared struct.",
     args=record(struct=_STRUCT_NAME, hex=Field(BYTES, "the record's bytes")),
     result=record(fields=Json("{member: value}")),
-    spec=(layout_decode,), domain=_decode_domain, check=check_image,
+    spec=(layout_decode,), domain=_decode_domain, check=check_image, bench=_bench_images,
     invalid=(
         InvalidCase("an image one byte short",
                     lambda: st.just({"struct": "Guard", "hex": "00" * 11})),
@@ -179,6 +203,8 @@ declare(
                 fields=Field(Json("{member: value}"), "field values", default={})),
     result=record(hex=BYTES),
     spec=(layout_encode,), domain=_encode_domain, check=lambda a: find_struct(a["struct"]),
+    bench=lambda n, rng: [{"struct": "TensorMeta", "fields": layout_decode(**a)["fields"]}
+                          for a in _bench_images(n, rng)],
     invalid=(
         InvalidCase("an unknown field",
                     lambda: st.just({"struct": "Guard", "fields": {"bogus": 1}})),

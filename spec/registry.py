@@ -34,7 +34,8 @@ class InvalidCase:
 
 @dataclass
 class Op:
-    """A declared op: its wire name, chapter, schemas and everything derived tools need."""
+    """A declared op: its wire name, chapter, schemas and everything derived tools need.
+    `bench(n, rng)` makes n realistic inputs at once for `crucible-spec bench`."""
 
     name: str
     chapter: int
@@ -49,6 +50,7 @@ class Op:
     errata: tuple[str, ...] = ()
     not_applicable: dict[str, str] = field(default_factory=dict)
     compare: str = "exact"
+    bench: Callable[[int, Any], list[dict]] | None = None
 
     def strategy(self) -> st.SearchStrategy:
         """Valid inputs (Python values): the op's declared domain, else one derived from `args`."""

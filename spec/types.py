@@ -166,6 +166,8 @@ declare(
         InvalidCase("an ordinal outside int8",
                     lambda: st.fixed_dictionaries({"dtype": st.integers(128, 10**6)})),
     ),
+    bench=lambda n, rng: [{"dtype": ScalarType(d)}
+                          for d in rng.choice([int(t) for t in ScalarType], size=n)],
 )
 
 for _name in ("OpIndex", "SlotId", "NodeId", "SymbolId", "MetaIndex"):

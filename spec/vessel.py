@@ -69,12 +69,26 @@ erratum(
 )
 
 _NAME = Utf8(c_string=True)
+_BENCH_OPS = ("aten::mm", "aten::add.Tensor", "aten::addmm", "aten::relu_", "aten::_softmax",
+              "aten::convolution", "aten::native_layer_norm", "aten::t")
+
+
+def random_op_names(n: int, rng) -> list[str]:
+    """Op names as a recorder sees them (bench inputs)."""
+    return [_BENCH_OPS[i] for i in rng.integers(0, len(_BENCH_OPS), size=n)]
+
+
+def random_shapes(n: int, rng) -> list[list[list[int]]]:
+    """Input shapes of n ops: 1-3 tensors of 0-4 dimensions (bench inputs)."""
+    return [[[int(x) for x in rng.integers(1, 4097, size=rng.integers(0, 5))]
+             for _ in range(rng.integers(1, 4))] for _ in range(n)]
 _SHAPES = List(List(I64, max_len=MAX_SHAPE_NDIM))
 
 declare(
     "hash.schema", chapter=8, summary="SchemaHash: FNV-1a of the op name (null gives 0).",
     args=record(name=Field(Optional(_NAME, ""), "op name, e.g. 'aten::add.Tensor'")),
     result=record(out=HASH64), spec=(schema_hash,),
+    bench=lambda n, rng: [{"name": x} for x in random_op_names(n, rng)],
     invalid=(InvalidCase("a name with a NUL character",
                          lambda: st.just({"name": "aten::\u0000mm"})),),
 )
@@ -89,10 +103,12 @@ declare(
         max_size=6)}),
     invalid=(InvalidCase("a tensor of 256 dimensions (ndim is one byte)",
                          lambda: st.just({"shapes": [[1] * 256]})),),
+    bench=lambda n, rng: [{"shapes": s} for s in random_shapes(n, rng)],
 )
 
 declare(
     "hash.scope", chapter=8, summary="ScopeHash: FNV-1a of the module path (null gives 0).",
     args=record(path=Field(Optional(_NAME, ""), "module path, e.g. 'layer1.0.conv1'")),
     result=record(out=HASH64), spec=(scope_hash,),
+    bench=lambda n, rng: [{"path": f"encoder.block.{i}.mlp"} for i in rng.integers(0, 48, n)],
 )

