@@ -5,8 +5,7 @@ from __future__ import annotations
 from .layout import Member, bool_, enum_of, i8, id32, pad, struct, u64
 from .types import NONE32, DeviceType, Layout, ScalarType
 
-TENSOR_SLOT = struct("TensorSlot", [
-    Member("offset_bytes", u64, doc="offset in the memory pool"),
+SLOT_BULK = [
     Member("nbytes", u64, doc="storage size in bytes"),
     Member("birth_op", id32, default=NONE32),
     Member("death_op", id32, default=NONE32),
@@ -16,6 +15,12 @@ TENSOR_SLOT = struct("TensorSlot", [
     Member("layout", enum_of(Layout, i8), default=Layout.Strided),
     Member("is_external", bool_),
     Member("pad", pad(3)),
+]
+"""Bytes 8..31 of a TensorSlot: the build copies BackgroundThread::SlotInfo over them whole."""
+
+TENSOR_SLOT = struct("TensorSlot", [
+    Member("offset_bytes", u64, doc="offset in the memory pool"),
+    *SLOT_BULK,
     Member("slot_id", id32, default=NONE32),
     Member("pad2", pad(4)),
 ], size=40, align=8, chapter=5,
