@@ -50,6 +50,8 @@ def answer(line: str, impl: Implementation, profile: str) -> dict:
         req = json.loads(line, parse_constant=_reject_constant)
     except ValueError as e:
         return _error(None, BAD_REQUEST, f"not JSON: {e}")
+    except RecursionError:
+        return _error(None, BAD_REQUEST, "JSON nested too deeply")
     if not isinstance(req, dict):
         return _error(None, BAD_REQUEST, "a request is a JSON object")
     rid = req.get("id")
@@ -75,8 +77,13 @@ def _error(rid: Any, code: str, message: str) -> dict:
     return {"id": rid, "ok": False, "error": {"code": code, "message": message}}
 
 
+MAX_INT_DIGITS = 100_000
+"""Integers in a request may have this many digits (Python's default limit is 4,300)."""
+
+
 def serve(impl: Implementation, profile: str, stdin: IO[bytes], stdout: IO[str]) -> int:
     """Answer every line of `stdin` until EOF; return the exit status (0)."""
+    sys.set_int_max_str_digits(MAX_INT_DIGITS)
     for raw in stdin:
         try:
             line = raw.decode("utf-8").strip()

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass
 
-from .conformance import golden
+from .conformance import vectors
 from .spec.registry import BACKENDS, REGISTRY
 
 YES, NA, MISSING = "yes", "n/a", "MISSING"
@@ -35,10 +35,12 @@ class Row:
 
 
 def vector_counts() -> dict[str, int]:
-    counts: dict[str, int] = {}
-    for case in golden.cases():
-        counts[case.op] = counts.get(case.op, 0) + 1
-    return counts
+    """Cases per op in the bundled suite of the default profile (none if it is missing)."""
+    try:
+        manifest = vectors.load_manifest(vectors.VECTORS_DIR, "crucible")
+    except FileNotFoundError:
+        return {}
+    return {f["op"]: f["count"] for f in manifest["files"].values()}
 
 
 def rows() -> list[Row]:

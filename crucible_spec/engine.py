@@ -41,7 +41,8 @@ class Implementation:
                 "missing", "no reference implementation")
         if self.name in op.not_applicable:
             return Route("reference", f"{self.name} not applicable: {op.not_applicable[self.name]}")
-        active = sorted(set(REGISTRY.errata_for(op.name)) & self.errata)
+        active = sorted(e for e in set(REGISTRY.errata_for(op.name)) & self.errata
+                        if REGISTRY.errata[e].flag == "result")
         if active:
             return Route("reference", f"profile turns on {', '.join(active)}, which the "
                                       f"{self.name} kernel does not model")

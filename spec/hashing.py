@@ -94,12 +94,15 @@ declare(
     "hash.fmix64", chapter=8, summary="MurmurHash3 64-bit finalizer fmix64(x).",
     args=record(x=Field(HASH64, "input word")), result=record(out=HASH64), spec=(fmix64,),
     bench=lambda n, rng: [{"x": x} for x in random_words(n, rng)],
+    edges=lambda: [{"x": hex(x)} for x in (0, 1, 2**63, 2**64 - 1, PHI, FMIX64_C1)],
 )
 
 declare(
     "hash.wymix", chapter=8,
     summary="wymix(a, b): low and high halves of the 128-bit product, XORed.",
     args=record(a=HASH64, b=HASH64), result=record(out=HASH64), spec=(wymix,),
+    edges=lambda: [{"a": hex(a), "b": hex(b)} for a, b in
+                   ((0, 0), (2**64 - 1, 2**64 - 1), (PHI, 0), (0, PHI), (1, 1), (2**63, 2))],
     bench=lambda n, rng: [{"a": a, "b": b}
                           for a, b in zip(random_words(n, rng), random_words(n, rng), strict=True)],
 )
@@ -112,6 +115,8 @@ declare(
         InvalidCase("data that is not hex", lambda: st.just({"data": "zz"}), "bad_request"),
     ),
     bench=lambda n, rng: [{"data": rng.bytes(64)} for _ in range(n)],
+    edges=lambda: [{"data": d} for d in ("", "00", "ff", bytes(range(256)).hex(),
+                                         "0x" + "ab" * 3, "DEADBEEF")],
 )
 
 declare(
@@ -122,4 +127,5 @@ declare(
     invalid=(InvalidCase("an index past 15",
                          lambda: st.fixed_dictionaries({"index": st.integers(16, 255)})),),
     bench=lambda n, rng: [{"index": int(i)} for i in rng.integers(0, KDIMMIX_COUNT, size=n)],
+    edges=lambda: [{"index": i} for i in range(KDIMMIX_COUNT)],
 )

@@ -259,13 +259,14 @@ def _np_format(ctype: CType) -> Any:
 
 @dataclass(frozen=True)
 class Leaf:
-    """One scalar of a flattened struct: its path, byte offset, size and signedness."""
+    """One scalar of a flattened struct: its path, byte offset, size, signedness and wire form
+    ('int', 'hex', 'bool', or 'pad' for a byte of a padding member)."""
 
     path: tuple
     offset: int
     size: int
     signed: bool
-    is_bool: bool
+    wire: str
 
 
 def leaves(s: Struct) -> tuple[Leaf, ...]:
@@ -283,6 +284,19 @@ def _flatten(ctype: CType, path: tuple, off: int, out: list[Leaf]) -> None:
         for i in range(ctype.count):
             _flatten(ctype.elem, (*path, i), off + i * ctype.elem.size, out)
     elif isinstance(ctype, Pad):
-        out.extend(Leaf((*path, i), off + i, 1, False, False) for i in range(ctype.size))
+        out.extend(Leaf((*path, i), off + i, 1, False, "pad") for i in range(ctype.size))
     else:
-        out.append(Leaf(path, off, ctype.size, ctype.signed, ctype.wire == "bool"))
+        out.append(Leaf(path, off, ctype.size, ctype.signed, ctype.wire))
+
+
+def field_at(s: Struct, offset: int) -> str:
+    """The member that byte `offset` of a record belongs to ('sizes[3]', 'padding', ...)."""
+    for leaf in leaves(s):
+        if leaf.offset <= offset < leaf.offset + leaf.size:
+            return f"{s.name}{leaf_name(leaf)} (byte {offset - leaf.offset} of {leaf.size})"
+    return f"{s.name} implicit padding" if 0 <= offset < s.size else f"past {s.name}'s end"
+
+
+def leaf_name(leaf: Leaf) -> str:
+    """'.sizes[3]', '.guard.op_index', ... (a path inside the struct)."""
+    return "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in leaf.path)

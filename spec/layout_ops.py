@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 
 from .bits import to_unsigned
 from .errors import InvalidInput, SpecError
-from .layout import ArrayOf, CType, Pad, Prim, Struct, default_of
+from .layout import ArrayOf, CType, Pad, Prim, Struct, default_of, field_at
 from .registry import REGISTRY, InvalidCase, declare
 from .schema import BYTES, Field, Int, Json, Utf8, record
 
@@ -168,6 +168,19 @@ def _bench_images(n: int, rng) -> list[dict]:
     return out
 
 
+def _struct_names() -> list[str]:
+    return sorted(REGISTRY.layouts)
+
+
+def _decode_edges() -> list[dict]:
+    """Every small struct's default image, and its all-0xff image (invalid where a bool is)."""
+    out = []
+    for s in _small_structs():
+        out.append({"struct": s.name, "hex": s.pack(s.default_values()).hex()})
+        out.append({"struct": s.name, "hex": "ff" * s.size})
+    return out
+
+
 _STRUCT_NAME = Field(Utf8(), "C++ name as in the vectors: 'TensorMeta', 'TraceRing::Entry', ...")
 _NOT_BATCHED = "a constant of the declaration: nothing to compute per item"
 
@@ -176,8 +189,9 @@ declare(
     args=record(struct=_STRUCT_NAME),
     result=record(sizeof=Int(64), alignof=Int(64), offsets=Json("{member: offset}")),
     spec=(layout_info,), check=lambda a: find_struct(a["struct"]),
-    domain=lambda: st.fixed_dictionaries({"struct": st.sampled_from(
-        sorted(REGISTRY.layouts))}),
+    domain=lambda: st.fixed_dictionaries({"struct": st.sampled_from(_struct_names())}),
+    edges=lambda: [{"struct": n} for n in [*_struct_names(), "TraceOpRecord (.crtrace)",
+                                          "CrucibleMeta (vessel_api.h C struct)"]],
     invalid=(InvalidCase("an unknown struct", lambda: st.just({"struct": "NoSuchStruct"})),),
     not_applicable={"numba": _NOT_BATCHED, "cupy": _NOT_BATCHED},
 )
@@ -187,6 +201,7 @@ declare(
     args=record(struct=_STRUCT_NAME, hex=Field(BYTES, "the record's bytes")),
     result=record(fields=Json("{member: value}")),
     spec=(layout_decode,), domain=_decode_domain, check=check_image, bench=_bench_images,
+    edges=_decode_edges,
     invalid=(
         InvalidCase("an image one byte short",
                     lambda: st.just({"struct": "Guard", "hex": "00" * 11})),
@@ -205,6 +220,8 @@ declare(
     spec=(layout_encode,), domain=_encode_domain, check=lambda a: find_struct(a["struct"]),
     bench=lambda n, rng: [{"struct": "TensorMeta", "fields": layout_decode(**a)["fields"]}
                           for a in _bench_images(n, rng)],
+    edges=lambda: [{"struct": s.name, "fields": {}} for s in _small_structs()],
+    locate=lambda a: lambda offset: field_at(find_struct(a["struct"]), offset),
     invalid=(
         InvalidCase("an unknown field",
                     lambda: st.just({"struct": "Guard", "fields": {"bogus": 1}})),

@@ -35,7 +35,10 @@ class InvalidCase:
 @dataclass
 class Op:
     """A declared op: its wire name, chapter, schemas and everything derived tools need.
-    `bench(n, rng)` makes n realistic inputs at once for `crucible-spec bench`."""
+
+    `edges()` lists hand-picked wire args for the vectors; `bench(n, rng)` makes n realistic
+    inputs at once for `crucible-spec bench`; `locate(args)` maps a byte offset of the op's
+    byte-string result to the field it belongs to, for first-difference reports."""
 
     name: str
     chapter: int
@@ -51,6 +54,8 @@ class Op:
     not_applicable: dict[str, str] = field(default_factory=dict)
     compare: str = "exact"
     bench: Callable[[int, Any], list[dict]] | None = None
+    edges: Callable[[], list[dict]] | None = None
+    locate: Callable[[dict], Callable[[int], str]] | None = None
 
     def strategy(self) -> st.SearchStrategy:
         """Valid inputs (Python values): the op's declared domain, else one derived from `args`."""

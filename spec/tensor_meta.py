@@ -6,6 +6,7 @@ output_nr at 141..143 and storage_offset, version, storage_nbytes, grad_fn_hash 
 
 from __future__ import annotations
 
+from .errata import erratum
 from .layout import Member, array, bool_, enum_of, hash64, i8, i64, ptr, struct, u8, u32
 from .types import DeviceType, Layout, ScalarType
 
@@ -35,3 +36,14 @@ TENSOR_META = struct("TensorMeta", _members, size=168, align=8, chapter=5,
 
 CRUCIBLE_META = struct("CrucibleMeta", _members, size=168, align=8, chapter=5,
                        doc="The vessel C API's binary-compatible copy of TensorMeta.")
+
+erratum(
+    "E5.1", "TensorMeta is 168 bytes; the yellowpaper, whitepaper and MetaLog comments say 144",
+    seed="crucible@8d2680a2", location="include/crucible/MerkleDag.h TensorMeta; MetaLog.h",
+    ops=("layout.info", "layout.decode", "layout.encode"),
+    witness={"args": {"struct": "TensorMeta"}, "code": 168, "documents": 144},
+    flag="doc",
+    detail="Bytes 141..143 hold requires_grad, flags and output_nr (the yellowpaper has pad[3]) "
+           "and 144..167 storage_offset, version, storage_nbytes and grad_fn_hash. The MetaLog "
+           "buffer is therefore 176,160,768 bytes, not about 144 MB.",
+)

@@ -7,6 +7,7 @@ its scope and callsite hashes.
 
 from __future__ import annotations
 
+from .errata import erratum
 from .layout import Member, array, bool_, hash64, i64, id32, struct, u8, u16, u64
 from .types import NONE32
 
@@ -38,3 +39,14 @@ TRACE_RING = struct("TraceRing", [
     Member("scope_hashes", array(hash64, CAPACITY)),
     Member("callsite_hashes", array(hash64, CAPACITY)),
 ], size=5_505_216, align=64, chapter=4, doc="The whole ring object with its cache-line placement.")
+
+erratum(
+    "E4.1", "Entry byte 23 is the op_flags bitfield; the yellowpaper says inference_mode",
+    seed="crucible@8d2680a2", location="include/crucible/TraceRing.h Entry",
+    ops=("layout.decode", "layout.encode"),
+    witness={"args": {"struct": "TraceRing::Entry"}, "byte": 23, "code": "op_flags",
+             "documents": "inference_mode (bool)"},
+    flag="doc",
+    detail="Byte 23 packs inference mode (bit 0), mutability (bit 1), the training phase "
+           "(bits 2-3) and torch_function (bit 4); bits 5-7 are zero.",
+)

@@ -10,6 +10,7 @@ import enum
 
 from hypothesis import strategies as st
 
+from .errata import erratum
 from .errors import InvalidInput
 from .layout import Member, hash64, id32, struct
 from .registry import InvalidCase, declare
@@ -129,6 +130,31 @@ class MetaFlag(enum.IntFlag):
     IS_CONJ = 0x20
 
 
+erratum(
+    "E2.1", "element_size of an ordinal outside ScalarType is undefined behaviour",
+    seed="crucible@8d2680a2", location="include/crucible/Types.h element_size",
+    ops=("types.element_size",),
+    witness={"args": {"dtype": 12}, "spec": "invalid_input",
+             "seed": "std::unreachable(): undefined behaviour"},
+    flag="ub",
+    detail="The switch has no case for ordinals 12-14, 16-22 or 27 and up and ends in "
+           "std::unreachable(). The spec rejects them. The Python prototype maps "
+           "torch.uint16/32/64 to 27/28/29, which would reach it.",
+)
+
+erratum(
+    "E2.2", "HIP is DeviceType 6; the yellowpaper's table says 20",
+    seed="crucible@8d2680a2", location="papers/yellowpaper ch. 2, Table 2",
+    ops=("layout.decode", "layout.encode"),
+    witness={"enum": "DeviceType", "code": {"HIP": 6, "PrivateUse1": 20},
+             "yellowpaper": {"HIP": 20}},
+    flag="doc",
+    detail="The code (and c10) has HIP = 6 and PrivateUse1 = 20, plus MKLDNN = 2, MPS = 13 and "
+           "Meta = 14, which the yellowpaper omits. A source comment says HIP used to be 20 by "
+           "mistake. The spec follows the code.",
+)
+
+
 def element_size(dtype: int) -> int:
     """Bytes per element of `dtype`: 0 for Undefined; an ordinal outside ScalarType is rejected."""
     try:
@@ -166,6 +192,7 @@ declare(
         InvalidCase("an ordinal outside int8",
                     lambda: st.fixed_dictionaries({"dtype": st.integers(128, 10**6)})),
     ),
+    edges=lambda: [{"dtype": int(t)} for t in ScalarType],
     bench=lambda n, rng: [{"dtype": ScalarType(d)}
                           for d in rng.choice([int(t) for t in ScalarType], size=n)],
 )

@@ -68,6 +68,17 @@ erratum(
            "0-d tensor as fnv1a(0x00).",
 )
 
+erratum(
+    "E8.2", "The native fallback's comment names 'aten::mm.default'; it hashes 'aten::mm'",
+    seed="crucible@8d2680a2", location="vessel/torch/crucible_fallback.cpp",
+    ops=("hash.schema",),
+    witness={"args": {"name": "aten::mm"}, "hashed": "aten::mm", "comment": "aten::mm.default"},
+    flag="doc",
+    detail="The hashed string is the operator name, then '.' and the overload name only when "
+           "the overload name is non-empty, which is exactly PyTorch's OpOverload.name(): the "
+           "default overload has no suffix. Both recorders agree; only the comment is wrong.",
+)
+
 _NAME = Utf8(c_string=True)
 _BENCH_OPS = ("aten::mm", "aten::add.Tensor", "aten::addmm", "aten::relu_", "aten::_softmax",
               "aten::convolution", "aten::native_layer_norm", "aten::t")
@@ -89,6 +100,8 @@ declare(
     args=record(name=Field(Optional(_NAME, ""), "op name, e.g. 'aten::add.Tensor'")),
     result=record(out=HASH64), spec=(schema_hash,),
     bench=lambda n, rng: [{"name": x} for x in random_op_names(n, rng)],
+    edges=lambda: [{"name": n} for n in (None, "", "aten::mm", "aten::add.Tensor",
+                                         "aten::ünïcødé", "prim::\U0001f600")],
     invalid=(InvalidCase("a name with a NUL character",
                          lambda: st.just({"name": "aten::\u0000mm"})),),
 )
@@ -104,6 +117,9 @@ declare(
     invalid=(InvalidCase("a tensor of 256 dimensions (ndim is one byte)",
                          lambda: st.just({"shapes": [[1] * 256]})),),
     bench=lambda n, rng: [{"shapes": s} for s in random_shapes(n, rng)],
+    edges=lambda: [{"shapes": s} for s in (
+        [], [[]], [[], []], [[0]], [[-1]], [[2**63 - 1]], [[-(2**63)]], [[2] * 8], [[2] * 9],
+        [[1] * MAX_SHAPE_NDIM], [[4, 8], [8, 16]])],
 )
 
 declare(
@@ -111,4 +127,5 @@ declare(
     args=record(path=Field(Optional(_NAME, ""), "module path, e.g. 'layer1.0.conv1'")),
     result=record(out=HASH64), spec=(scope_hash,),
     bench=lambda n, rng: [{"path": f"encoder.block.{i}.mlp"} for i in rng.integers(0, 48, n)],
+    edges=lambda: [{"path": p} for p in (None, "", ROOT_SCOPE, "layer1.0.conv1")],
 )

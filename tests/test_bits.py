@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import z3
-from crucible_spec.spec import bits
-from crucible_spec.spec.hashing import fmix64, fnv1a_step, wymix
 from hypothesis import given
 from hypothesis import strategies as st
+
+from crucible_spec.spec import bits
+from crucible_spec.spec.hashing import fmix64, fnv1a_step, wymix
 
 u64 = st.integers(0, 2**64 - 1)
 M = 2**64 - 1

@@ -5,11 +5,11 @@ registry: a new op or kernel is covered the moment it is registered."""
 from __future__ import annotations
 
 import pytest
-from crucible_spec.spec.registry import BACKENDS, REGISTRY
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from crucible_spec.engine import Implementation, decode_args, run_reference
+from crucible_spec.spec.registry import BACKENDS, REGISTRY
 
 PAIRS = sorted((name, b) for b in BACKENDS for name in REGISTRY.kernels[b])
 

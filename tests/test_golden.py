@@ -5,11 +5,11 @@ implementation. Golden values come from the real code, so they must hold under t
 from __future__ import annotations
 
 import pytest
+
 from crucible_spec.conformance import golden
+from crucible_spec.engine import IMPLS, Implementation
 from crucible_spec.spec.errata import profile_errata
 from crucible_spec.spec.registry import REGISTRY
-
-from crucible_spec.engine import IMPLS, Implementation
 
 CASES = golden.cases()
 

@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import pytest
-from crucible_spec.spec.errors import SpecError
-from crucible_spec.spec.registry import REGISTRY
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from crucible_spec.engine import IMPLS, Implementation
+from crucible_spec.spec.errors import SpecError
+from crucible_spec.spec.registry import REGISTRY
 
 CASES = [(name, i) for name, op in sorted(REGISTRY.ops.items()) for i in range(len(op.invalid))]
 

@@ -5,13 +5,14 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
 from crucible_spec.conformance.golden import golden
 from crucible_spec.spec.errors import InvalidInput
 from crucible_spec.spec.layout import Struct, leaves
 from crucible_spec.spec.layout_ops import from_wire, to_wire, values_strategy
 from crucible_spec.spec.registry import REGISTRY
-from hypothesis import given
-from hypothesis import strategies as st
 
 STRUCTS = sorted({s.name: s for s in REGISTRY.layouts.values()}.values(), key=lambda s: s.name)
 SMALL = [s for s in STRUCTS if s.size <= 4096]

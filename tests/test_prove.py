@@ -7,11 +7,11 @@ import json
 
 import pytest
 import z3
+
+from crucible_spec.cli import main
 from crucible_spec.proofs import runner
 from crucible_spec.proofs.obligation import Query
 from crucible_spec.spec.registry import REGISTRY, Mutant, Obligation
-
-from crucible_spec.cli import main
 
 
 @pytest.fixture

@@ -4,10 +4,9 @@ from __future__ import annotations
 
 import re
 
+from crucible_spec.cli import main
 from crucible_spec.spec.errata import FLAGS, profiles
 from crucible_spec.spec.registry import BACKENDS, REGISTRY
-
-from crucible_spec.cli import main
 
 
 def test_every_op_has_a_reference_and_known_kernels():
@@ -42,3 +41,12 @@ def test_ops_table_has_no_implementation_holes(capsys):
         assert name in out
     table = out.split("\n\n")[0]
     assert "MISSING" not in table
+
+
+def test_only_result_errata_make_a_fast_backend_fall_back():
+    from crucible_spec.engine import Implementation
+    from crucible_spec.spec.errata import profile_errata
+
+    numba = Implementation("numba", profile_errata("crucible@8d2680a2"))
+    assert set(numba.fallbacks()) == {"layout.info", "hash.shape"}
+    assert "E8.1" in numba.fallbacks()["hash.shape"]

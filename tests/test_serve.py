@@ -9,8 +9,8 @@ import sys
 from typing import Any
 
 import pytest
-from crucible_spec.conformance import golden
 
+from crucible_spec.conformance import golden
 from crucible_spec.engine import IMPLS
 
 
@@ -75,3 +75,11 @@ def test_non_utf8_line_is_a_bad_request():
                           input=b"\xff\xfe\n", capture_output=True, timeout=120)
     assert proc.returncode == 0
     assert json.loads(proc.stdout)["error"]["code"] == "bad_request"
+
+
+def test_deep_nesting_and_huge_integers_are_answered_not_fatal():
+    deep = '{"id": 1, "op": "hash.fmix64", "args": {"x": ' + "[" * 5000 + "]" * 5000 + "}}"
+    huge = '{"id": 2, "op": "hash.fmix64", "args": {"x": 1' + "0" * 5000 + "}}"
+    responses, proc = serve("reference", [deep, huge])
+    assert proc.returncode == 0, proc.stderr
+    assert [r["error"]["code"] for r in responses] == ["bad_request", "invalid_input"]

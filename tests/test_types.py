@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+
 from crucible_spec.conformance.golden import golden
 from crucible_spec.spec.ckernel import CKernelId
 from crucible_spec.spec.errors import InvalidInput

@@ -1,0 +1,148 @@
+"""First-difference location between an expected and a received answer.
+
+A difference is named by its JSON path (`result.fields.sizes[3]`). For a byte-string result
+field it also gives the first differing byte offset and, where the op can say, the field of
+the record that byte belongs to (`TensorMeta.dtype`).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+from ..spec.errors import SpecError
+from ..spec.registry import Op
+from ..spec.schema import Bytes, Int
+
+
+@dataclass(frozen=True)
+class Difference:
+    """Where two answers first disagree."""
+
+    path: str
+    expected: Any
+    got: Any
+    byte: int | None = None
+    field: str | None = None
+    note: str = ""
+
+    def describe(self) -> str:
+        where = self.path
+        if self.byte is not None:
+            where += f" byte {self.byte}" + (f" ({self.field})" if self.field else "")
+        text = f"{where}: expected {_short(self.expected)}, got {_short(self.got)}"
+        return text + (f" [{self.note}]" if self.note else "")
+
+    def to_json(self) -> dict:
+        return {"path": self.path, "expected": self.expected, "got": self.got,
+                "byte": self.byte, "field": self.field, "note": self.note,
+                "text": self.describe()}
+
+
+def _short(value: Any, limit: int = 120) -> str:
+    text = json.dumps(value, sort_keys=True) if not isinstance(value, str) else repr(value)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def first_difference(expected: Any, got: Any, path: str) -> Difference | None:
+    """The first place (depth first, in expected's key order) where `got` departs."""
+    if isinstance(expected, dict) and isinstance(got, dict):
+        for key in expected:
+            if key not in got:
+                return Difference(f"{path}.{key}", expected[key], None, note="missing")
+            d = first_difference(expected[key], got[key], f"{path}.{key}")
+            if d:
+                return d
+        extra = sorted(set(got) - set(expected))
+        return Difference(f"{path}.{extra[0]}", None, got[extra[0]], note="unexpected field") \
+            if extra else None
+    if isinstance(expected, list) and isinstance(got, list):
+        for i, (e, g) in enumerate(zip(expected, got, strict=False)):
+            d = first_difference(e, g, f"{path}[{i}]")
+            if d:
+                return d
+        if len(expected) != len(got):
+            return Difference(f"{path}.length", len(expected), len(got))
+        return None
+    if type(expected) is not type(got) or expected != got:
+        return Difference(path, expected, got)
+    return None
+
+
+def byte_difference(d: Difference, op: Op, args: dict) -> Difference:
+    """Refine a difference in a byte-string or hex-word result field to its first differing
+    byte (a word counts in memory order: little-endian)."""
+    name = d.path.removeprefix("result.")
+    field = op.result.fields.get(name)
+    if field is not None and isinstance(field.type, Int) and field.type.hex:
+        return _word_difference(d, field.type)
+    if field is None or not isinstance(field.type, Bytes) or not isinstance(d.got, str):
+        return d
+    try:
+        want, have = bytes.fromhex(d.expected), bytes.fromhex(d.got)
+    except ValueError:
+        return d
+    at = next((i for i, (a, b) in enumerate(zip(want, have, strict=False)) if a != b),
+              min(len(want), len(have)))
+    where = None
+    if op.locate:
+        try:
+            where = op.locate(op.args.decode(args, "args"))(at)
+        except (SpecError, LookupError, ValueError):
+            where = None
+    exp = want[at:at + 1].hex() or "end of data"
+    got = have[at:at + 1].hex() or "end of data"
+    note = f"lengths {len(want)} and {len(have)}" if len(want) != len(have) else ""
+    return Difference(d.path, exp, got, byte=at, field=where, note=note)
+
+
+def _word_difference(d: Difference, t: Int) -> Difference:
+    try:
+        want, have = int(d.expected, 16), int(d.got, 16)
+    except (TypeError, ValueError):
+        return d
+    size = t.bits // 8
+    if not 0 <= have < 1 << t.bits:
+        return d
+    at = next((i for i in range(size) if (want >> 8 * i) & 0xFF != (have >> 8 * i) & 0xFF), None)
+    if at is None:
+        return d
+    return Difference(d.path, d.expected, d.got, byte=at,
+                      field=f"u{t.bits} little-endian: expected {(want >> 8 * at) & 0xFF:02x}, "
+                            f"got {(have >> 8 * at) & 0xFF:02x}")
+
+
+def compare(op: Op, args: dict, expected_result: dict | None, expected_error: str | None,
+            response: dict) -> Difference | None:
+    """None when the response is what the spec says, else its first difference."""
+    ok = response.get("ok")
+    if ok is True and "result" in response:
+        if expected_error is not None:
+            return Difference("error", expected_error, response["result"],
+                              note="expected an error, got a result")
+        d = first_difference(expected_result, response["result"], "result")
+        if d is None:
+            return None
+        if _same_values(op, expected_result, response["result"]):
+            return Difference(d.path, d.expected, d.got,
+                              note="same value, but not the canonical encoding")
+        return byte_difference(d, op, args)
+    if ok is False and isinstance(response.get("error"), dict):
+        code = response["error"].get("code")
+        message = str(response["error"].get("message", ""))[:200]
+        if expected_error is None:
+            return Difference("result", expected_result, f"error {code}: {message}",
+                              note="expected a result, got an error")
+        if code != expected_error:
+            return Difference("error.code", expected_error, code, note=message)
+        return None
+    return Difference("response", "{id, ok, result} or {id, ok: false, error}", response,
+                      note="malformed response")
+
+
+def _same_values(op: Op, expected: dict, got: Any) -> bool:
+    try:
+        return op.result.decode(got, "result") == op.result.decode(expected, "result")
+    except SpecError:
+        return False

@@ -1,0 +1,228 @@
+"""`crucible-spec conform`: run the vectors (and optionally fuzzing) against an external
+implementation through the wire protocol, and compare every answer with the reference.
+
+Per op: passed / failed / xfail / skipped cases, or unsupported; the first failures with the
+exact field path and byte; the implementation's time against the reference's on the same
+cases. Misbehaviour (crash, hang, garbage, flood) is recorded as an event and the run goes on
+with a fresh process; after three in a row an op's remaining cases are skipped.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from hypothesis import HealthCheck, Phase, given, seed, settings
+
+from ..engine import Implementation
+from ..spec.errors import SpecError
+from ..spec.registry import REGISTRY, Op
+from .client import OK, Client, Reply
+from .diff import Difference, compare
+from .vectors import Case
+
+MAX_FAILURES_SHOWN = 5
+GIVE_UP_AFTER = 3
+UNSUPPORTED_CODES = ("unsupported", "unknown_op")
+
+
+@dataclass
+class Failure:
+    """One case the implementation got wrong (or misbehaved on)."""
+
+    op: str
+    index: int
+    source: str
+    args: dict
+    kind: str
+    difference: Difference | None = None
+    detail: str = ""
+
+    def describe(self) -> str:
+        what = self.difference.describe() if self.difference else f"{self.kind}: {self.detail}"
+        return f"{self.op} case {self.index} ({self.source}): {what}"
+
+    def to_json(self) -> dict:
+        return {"op": self.op, "case": self.index, "source": self.source, "args": self.args,
+                "kind": self.kind, "detail": self.detail, "text": self.describe(),
+                "difference": self.difference.to_json() if self.difference else None}
+
+
+@dataclass
+class OpResult:
+    """Everything the run learnt about one op."""
+
+    op: str
+    cases: int = 0
+    passed: int = 0
+    failed: int = 0
+    xfailed: int = 0
+    xpassed: int = 0
+    skipped: int = 0
+    unsupported: bool = False
+    impl_seconds: float = 0.0
+    reference_seconds: float = 0.0
+    failures: list[Failure] = field(default_factory=list)
+    fuzz: dict | None = None
+    note: str = ""
+
+    @property
+    def status(self) -> str:
+        if self.unsupported:
+            return "unsupported"
+        if self.failed or (self.fuzz and self.fuzz.get("failure")):
+            return "fail"
+        if self.xfailed:
+            return "xfail"
+        if self.skipped:
+            return "incomplete"
+        return "pass"
+
+
+class Xfail:
+    """Known failures: {"op": reason} or {"op:case": reason} (from --xfail FILE)."""
+
+    def __init__(self, entries: dict[str, str] | None = None):
+        self.entries = entries or {}
+
+    def reason(self, op: str, index: int) -> str | None:
+        return self.entries.get(f"{op}:{index}") or self.entries.get(op)
+
+
+@dataclass
+class Run:
+    """A conformance run in progress: the client, profile, request ids and events."""
+
+    client: Client
+    errata: frozenset[str]
+    xfail: Xfail
+    events: list[dict] = field(default_factory=list)
+    next_id: int = 1
+
+    def ask(self, op: str, args: dict) -> Reply:
+        rid, self.next_id = self.next_id, self.next_id + 1
+        reply = self.client.request(rid, op, args)
+        if reply.kind != OK:
+            self.events.append({"kind": reply.kind, "op": op, "detail": reply.detail})
+        return reply
+
+
+def hello(run: Run) -> dict | None:
+    """The implementation's hello, or None (and an event) if it has none."""
+    reply = run.client.request(0, "hello", {})
+    if reply.kind != OK:
+        run.events.append({"kind": reply.kind, "op": "hello", "detail": reply.detail})
+        return None
+    if reply.response.get("ok") is not True:
+        run.events.append({"kind": "no-hello", "op": "hello", "detail": str(reply.response)})
+        return None
+    return reply.response.get("result")
+
+
+def run_op(run: Run, op: Op, cases: list[Case],
+           progress: Callable[[str], None] | None = None) -> OpResult:
+    """Every case of one op."""
+    res = OpResult(op.name, cases=len(cases))
+    reference = Implementation("reference", run.errata)
+    in_a_row = 0
+    for i, case in enumerate(cases):
+        if progress:
+            progress(f"{op.name} {i + 1}/{len(cases)}")
+        if in_a_row >= GIVE_UP_AFTER:
+            res.skipped = len(cases) - i
+            res.note = f"gave up after {GIVE_UP_AFTER} failures of the process in a row"
+            break
+        reply = run.ask(op.name, case.args)
+        res.impl_seconds += reply.seconds
+        start = time.perf_counter()
+        with contextlib.suppress(SpecError):
+            reference.call(op.name, case.args)
+        res.reference_seconds += time.perf_counter() - start
+        if reply.kind != OK:
+            in_a_row += 1
+            _record(res, run, Failure(op.name, i, case.source, case.args, reply.kind,
+                                      detail=reply.detail))
+            continue
+        in_a_row = 0
+        error = reply.response.get("error")
+        if i == 0 and isinstance(error, dict) and error.get("code") in UNSUPPORTED_CODES:
+            res.unsupported = True
+            res.note = f"{error.get('code')}: {error.get('message', '')}"[:200]
+            return res
+        diff = compare(op, case.args, case.result, case.error, reply.response)
+        if diff is None:
+            if run.xfail.reason(op.name, i):
+                res.xpassed += 1
+            res.passed += 1
+        else:
+            _record(res, run, Failure(op.name, i, case.source, case.args, "mismatch", diff))
+    return res
+
+
+def _record(res: OpResult, run: Run, failure: Failure) -> None:
+    if run.xfail.reason(failure.op, failure.index):
+        res.xfailed += 1
+        return
+    res.failed += 1
+    if len(res.failures) < MAX_FAILURES_SHOWN:
+        res.failures.append(failure)
+
+
+def fuzz_op(run: Run, op: Op, examples: int, seed_value: int) -> dict:
+    """Send `examples` inputs from the op's domain; shrink a failing one by asking again.
+
+    Hypothesis drives the search: each example is one request to the implementation, and a
+    failure is shrunk by re-running smaller inputs through the same protocol. The last
+    failure hypothesis replays is the minimal one."""
+    reference = Implementation("reference", run.errata)
+    state: dict = {"runs": 0, "failure": None}
+
+    @settings(max_examples=examples, database=None, deadline=None,
+              phases=[Phase.generate, Phase.shrink], suppress_health_check=list(HealthCheck))
+    @seed(seed_value)
+    @given(op.strategy())
+    def probe(value):
+        args = op.args.encode(value)
+        state["runs"] += 1
+        try:
+            want, error = reference.call(op.name, args), None
+        except SpecError as e:
+            want, error = None, e.code
+        reply = run.ask(op.name, args)
+        if reply.kind != OK:
+            state["failure"] = Failure(op.name, -1, "fuzz", args, reply.kind, detail=reply.detail)
+            raise AssertionError(reply.kind)
+        diff = compare(op, args, want, error, reply.response)
+        if diff is not None:
+            state["failure"] = Failure(op.name, -1, "fuzz", args, "mismatch", diff)
+            raise AssertionError(diff.describe())
+
+    with contextlib.suppress(AssertionError):
+        probe()
+    failure = state["failure"]
+    return {"examples": examples, "requests": state["runs"],
+            "failure": failure.to_json() if failure else None}
+
+
+def run_suite(client: Client, suite: dict[str, list[Case]], errata: frozenset[str],
+              xfail: Xfail, fuzz: int = 0, fuzz_seed: int = 0,
+              progress: Callable[[str], None] | None = None) -> tuple[dict | None,
+                                                                       list[OpResult], list]:
+    """Run every op of `suite`; returns (hello, per-op results, events)."""
+    run = Run(client, errata, xfail)
+    greeting = hello(run)
+    results = []
+    for name, cases in suite.items():
+        op = REGISTRY.ops.get(name)
+        if op is None:
+            continue
+        res = run_op(run, op, cases, progress)
+        if fuzz and not res.unsupported and not res.skipped:
+            if progress:
+                progress(f"{name} fuzz")
+            res.fuzz = fuzz_op(run, op, fuzz, fuzz_seed)
+        results.append(res)
+    client.close()
+    return greeting, results, run.events

@@ -1,0 +1,224 @@
+"""Conformance vectors: `conformance/vectors/<profile>/<chapter>/<op>.jsonl` plus a manifest.
+
+One case per line, keys sorted: {"args", "result", "source"} or {"args", "error", "source"}.
+Sources, in this order in each file: the real Crucible's golden values, hand-picked edge cases
+(the op's `edges`), invalid inputs with their error code, and cases drawn from the op's domain
+by hypothesis with a seed derived from the op name. Generation is deterministic: two runs give
+byte-identical files (with one hypothesis version). Every registered op gets a file.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import hypothesis
+from hypothesis import HealthCheck, Phase, given, seed, settings
+from hypothesis import strategies as st
+
+from .. import SPEC_VERSION
+from ..engine import Implementation
+from ..spec.errata import profile_errata, profiles
+from ..spec.errors import SpecError
+from ..spec.registry import REGISTRY, Op
+from . import golden
+
+VECTORS_DIR = Path(__file__).parent / "vectors"
+GENERATED_PER_OP = 32
+INVALID_PER_CASE = 3
+MANIFEST = "manifest.json"
+
+
+@dataclass(frozen=True)
+class Case:
+    """One vector: wire args and the expected result or error code, with its source."""
+
+    args: dict
+    source: str
+    result: dict | None = None
+    error: str | None = None
+
+    def to_line(self) -> str:
+        body = {"args": self.args, "source": self.source}
+        body |= {"error": self.error} if self.error else {"result": self.result}
+        return json.dumps(body, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+    @staticmethod
+    def from_line(line: str) -> Case:
+        d = json.loads(line)
+        return Case(d["args"], d.get("source", ""), d.get("result"), d.get("error"))
+
+
+def vector_profiles() -> list[str]:
+    """The default profile, and every profile that turns on at least one erratum."""
+    return [name for name, errata in profiles().items() if name == "crucible" or errata]
+
+
+def draw(strategy: st.SearchStrategy, n: int, key: str) -> list:
+    """n examples of `strategy`, the same on every run: hypothesis seeded from `key`."""
+    out: list = []
+
+    @settings(max_examples=n, database=None, deadline=None, phases=[Phase.generate],
+              suppress_health_check=list(HealthCheck))
+    @seed(int.from_bytes(hashlib.sha256(key.encode()).digest()[:8], "little"))
+    @given(strategy)
+    def collect(x):
+        out.append(x)
+
+    collect()
+    return out[:n]
+
+
+def expected(impl: Implementation, op: Op, args: dict, source: str) -> Case:
+    """The reference's answer for wire args `args`, as a case."""
+    try:
+        return Case(args, source, result=impl.call(op.name, args))
+    except SpecError as e:
+        return Case(args, source, error=e.code)
+
+
+def _golden_cases(impl: Implementation, op: Op, profile: str) -> list[Case]:
+    out = []
+    for g in golden.cases():
+        if g.op != op.name:
+            continue
+        case = expected(impl, op, g.args, golden.PROVENANCE)
+        if case.result != g.result:
+            if profile == golden.PROFILE:
+                raise AssertionError(f"reference disagrees with the real code: {g.op} {g.args}")
+            case = Case(g.args, f"{golden.PROVENANCE} args; result amended by "
+                                f"{', '.join(REGISTRY.errata_for(op.name))}", case.result)
+        out.append(case)
+    if op.name == "layout.decode":
+        out += [expected(impl, op, {"struct": s, "hex": h}, f"{golden.PROVENANCE} image")
+                for s, h, _ in golden.raw_images()]
+    return out
+
+
+def op_cases(op: Op, profile: str, per_op: int = GENERATED_PER_OP) -> list[Case]:
+    """Every vector of `op` under `profile`, deduplicated by args (first source wins)."""
+    impl = Implementation("reference", profile_errata(profile))
+    cases = _golden_cases(impl, op, profile)
+    cases += [expected(impl, op, a, "edge") for a in (op.edges() if op.edges else [])]
+    for inv in op.invalid:
+        for a in draw(inv.args(), INVALID_PER_CASE, f"{op.name}/invalid/{inv.description}"):
+            case = expected(impl, op, a, f"invalid: {inv.description}")
+            if case.error != inv.code:
+                raise AssertionError(f"{op.name}: declared invalid case answered {case}")
+            cases.append(case)
+    for a in draw(op.strategy(), per_op, f"{op.name}/domain"):
+        cases.append(expected(impl, op, op.args.encode(a), "generated"))
+    seen, unique = set(), []
+    for c in cases:
+        key = json.dumps(c.args, sort_keys=True)
+        if key not in seen:
+            seen.add(key)
+            unique.append(c)
+    return unique
+
+
+def op_path(op: Op) -> str:
+    return f"{op.chapter}/{op.name}.jsonl"
+
+
+def generate(root: Path, profile: str, per_op: int = GENERATED_PER_OP,
+             progress: Callable[[str], None] | None = None) -> dict:
+    """Write every op's vectors for `profile` under root/profile, and its manifest."""
+    base = root / profile
+    files = {}
+    for name in sorted(REGISTRY.ops):
+        op = REGISTRY.ops[name]
+        if progress:
+            progress(f"{profile} {name}")
+        cases = op_cases(op, profile, per_op)
+        text = "".join(c.to_line() + "\n" for c in cases).encode()
+        path = base / op_path(op)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(text)
+        files[op_path(op)] = {
+            "op": name, "chapter": op.chapter, "count": len(cases),
+            "sha256": hashlib.sha256(text).hexdigest(),
+            "provenance": dict(sorted(Counter(_family(c.source) for c in cases).items())),
+        }
+    for stale in sorted(base.glob("*/*.jsonl")):
+        if str(stale.relative_to(base)) not in files:
+            stale.unlink()
+    manifest = {
+        "spec_version": SPEC_VERSION, "profile": profile,
+        "errata": sorted(profile_errata(profile)),
+        "generator": {"hypothesis": hypothesis.__version__, "generated_per_op": per_op,
+                      "invalid_per_case": INVALID_PER_CASE,
+                      "seed": "sha256 of '<op>/domain' or '<op>/invalid/<case>'"},
+        "files": files,
+    }
+    (base / MANIFEST).write_text(json.dumps(manifest, indent=2, sort_keys=True) + "\n")
+    return manifest
+
+
+def _family(source: str) -> str:
+    return "invalid" if source.startswith("invalid:") else source
+
+
+def manifest_sha256(root: Path, profile: str) -> str:
+    return hashlib.sha256((root / profile / MANIFEST).read_bytes()).hexdigest()
+
+
+def load_manifest(root: Path, profile: str) -> dict:
+    path = root / profile / MANIFEST
+    if not path.exists():
+        raise FileNotFoundError(f"no vectors for profile {profile!r} at {path} (run "
+                                f"'crucible-spec vectors generate')")
+    return json.loads(path.read_text())
+
+
+def load(root: Path, profile: str) -> dict[str, list[Case]]:
+    """op -> cases, for every file the manifest of `profile` lists."""
+    manifest = load_manifest(root, profile)
+    return {info["op"]: [Case.from_line(x) for x in
+                         (root / profile / rel).read_text().splitlines() if x]
+            for rel, info in sorted(manifest["files"].items())}
+
+
+def verify(root: Path, profile: str) -> list[str]:
+    """Problems with the suite of `profile`: files against the manifest, every case against the
+    reference, and every registered op present. Empty when all is well."""
+    try:
+        manifest = load_manifest(root, profile)
+    except FileNotFoundError as e:
+        return [str(e)]
+    problems = []
+    base = root / profile
+    listed = set(manifest["files"])
+    for path in sorted(base.glob("*/*.jsonl")):
+        if str(path.relative_to(base)) not in listed:
+            problems.append(f"{path}: not in the manifest")
+    impl = Implementation("reference", profile_errata(profile))
+    for rel, info in sorted(manifest["files"].items()):
+        path = base / rel
+        if not path.exists():
+            problems.append(f"{path}: listed in the manifest but missing")
+            continue
+        data = path.read_bytes()
+        if hashlib.sha256(data).hexdigest() != info["sha256"]:
+            problems.append(f"{path}: sha256 differs from the manifest")
+        lines = [x for x in data.decode().splitlines() if x]
+        if len(lines) != info["count"]:
+            problems.append(f"{path}: {len(lines)} cases, the manifest says {info['count']}")
+        op = REGISTRY.ops.get(info["op"])
+        if op is None:
+            problems.append(f"{path}: op {info['op']!r} is not registered")
+            continue
+        for i, line in enumerate(lines):
+            case = Case.from_line(line)
+            again = expected(impl, op, case.args, case.source)
+            if (again.result, again.error) != (case.result, case.error):
+                problems.append(f"{path}:{i + 1}: the reference now answers "
+                                f"{again.error or again.result}")
+    for name, op in sorted(REGISTRY.ops.items()):
+        if op_path(op) not in listed:
+            problems.append(f"{profile}: op {name} has no vectors (regenerate)")
+    return problems

@@ -1,0 +1,1 @@
+"""The subcommands of `crucible-spec`: each module adds its parser and handler."""

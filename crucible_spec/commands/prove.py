@@ -1,0 +1,76 @@
+"""`crucible-spec prove`: check the proof obligations."""
+
+from __future__ import annotations
+
+import argparse
+import fnmatch
+import os
+import time
+from pathlib import Path
+
+from .common import STATE_DIR, Progress, UsageError
+
+
+def _select(patterns: list[str]) -> list[str]:
+    from ..spec.registry import REGISTRY
+
+    if not patterns:
+        return list(REGISTRY.obligations)
+    chosen = [i for i in REGISTRY.obligations if any(fnmatch.fnmatch(i, p) for p in patterns)]
+    if not chosen:
+        raise UsageError(f"no proof obligation matches {' '.join(patterns)} "
+                         f"(see 'crucible-spec prove --list')")
+    return chosen
+
+
+def run(args: argparse.Namespace) -> int:
+    from ..proofs import report, runner
+    from ..proofs.cache import cache_dir
+    from ..spec.registry import REGISTRY, po_sort_key
+
+    ids = _select(args.ids)
+    if args.list:
+        for i in sorted(ids, key=po_sort_key):
+            po = REGISTRY.obligations[i]
+            print(f"{i:10} {po.kind:8} {po.statement}")
+        return 0
+    jobs = args.jobs or os.cpu_count() or 1
+    settings = runner.Settings(cache_dir(args.cache), not args.no_cache, args.timeout, jobs)
+    progress = Progress()
+    start = time.perf_counter()
+    outcomes = runner.run(ids, mutants=args.mutants, settings=settings,
+                          progress=lambda o, done, total: progress(
+                              f"[{done}/{total}] {o.id} {o.verdict}"))
+    wall = time.perf_counter() - start
+    progress.done()
+    print(report.table(outcomes, args.mutants))
+    print(report.summary(outcomes, args.mutants, wall))
+    default = STATE_DIR / "reports" / ("prove-mutants.json" if args.mutants else "prove.json")
+    path = Path(args.report) if args.report else default
+    report.write_report(path, outcomes, args.mutants, wall, jobs)
+    print(f"report: {path}")
+    return 0 if report.ok(outcomes, args.mutants) else 1
+
+
+def add_parser(sub) -> None:
+    p = sub.add_parser(
+        "prove", help="check the proof obligations",
+        description="Check proof obligations in parallel and print id, statement, result and "
+                    "seconds. Results of z3 queries are cached by the sha256 of the exact "
+                    "query and the z3 version. Exits 1 if any obligation is refuted, unknown "
+                    "or broken; with --mutants, if any mutant survives.")
+    p.add_argument("ids", nargs="*", metavar="ID", help="obligation ids or globs (PO8.*); "
+                                                        "default: all")
+    p.add_argument("--mutants", action="store_true",
+                   help="check that every obligation fails on each of its mutants")
+    p.add_argument("-j", "--jobs", type=int, default=0,
+                   help="parallel workers (default: one per CPU)")
+    p.add_argument("--timeout", type=float, default=None,
+                   help="seconds per z3 query, overriding each obligation's own")
+    p.add_argument("--no-cache", action="store_true", help="neither read nor write the cache")
+    p.add_argument("--cache", metavar="DIR", help="cache directory (default "
+                   "$CRUCIBLE_SPEC_CACHE or .crucible-spec/cache/proofs)")
+    p.add_argument("--report", metavar="FILE",
+                   help="JSON report path (default .crucible-spec/reports/prove.json)")
+    p.add_argument("--list", action="store_true", help="list the obligations and exit")
+    p.set_defaults(func=run)

@@ -1,0 +1,31 @@
+"""`crucible-spec serve`: the wire protocol on stdin/stdout."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from .common import profile_errata
+
+
+def run(args: argparse.Namespace) -> int:
+    from ..conformance.serve import serve
+    from ..engine import Implementation
+
+    impl = Implementation(args.impl, profile_errata(args.profile))
+    return serve(impl, args.profile, sys.stdin.buffer, sys.stdout)
+
+
+def add_parser(sub) -> None:
+    p = sub.add_parser(
+        "serve", help="answer wire-protocol requests on stdin",
+        description="Read one JSON request per line on stdin and write one JSON response per "
+                    "line on stdout: {\"id\", \"op\", \"args\"} -> {\"id\", \"ok\", \"result\"} "
+                    "or {\"id\", \"ok\": false, \"error\": {\"code\", \"message\"}}. "
+                    "{\"id\": 0, \"op\": \"hello\", \"args\": {}} describes the server. "
+                    "Exits 0 at end of input.")
+    p.add_argument("--impl", default="reference", choices=["reference", "numba", "cupy"],
+                   help="implementation answering the ops (default: reference)")
+    p.add_argument("--profile", default="crucible",
+                   help="errata profile (default: crucible, the intended behaviour)")
+    p.set_defaults(func=run)
