@@ -48,7 +48,7 @@ def _scalars(prim: Any, a: np.ndarray, lv: tuple) -> np.ndarray:
     """Wire values of one scalar member (a 1-D column or a 2-D block of array elements)."""
     bits = 8 * prim.size
     if prim.wire == "bool":
-        grid = a.reshape(a.shape[0], -1)
+        grid = a.reshape(a.shape[0], -1) if a.size else np.zeros((0, 1), np.uint64)
         bad = np.argwhere(grid > 1)
         if bad.size:
             row, col = (int(x) for x in bad[0])

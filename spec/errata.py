@@ -19,7 +19,8 @@ SEEDS = {
 }
 
 FLAGS = {
-    "result": "the seed returns a different result on the witness",
+    "result": "the seed answers the witness differently (witness: args, spec and seed answers, "
+              "each a result object or {\"error\": code}; checked live when it has args)",
     "ub": "the seed has undefined behaviour there; the spec rejects or defines the case",
     "doc": "the seed's code is right and its documentation is not",
 }

@@ -58,8 +58,8 @@ erratum(
     seed="crucible@8d2680a2",
     location="vessel/torch/vessel_api.cpp crucible_hash_shapes",
     ops=("hash.shape",),
-    witness={"args": {"shapes": [[]]}, "spec": "0xaf63bd4c8601b7df",
-             "seed": "0xcbf29ce484222325"},
+    witness={"args": {"shapes": [[]]}, "spec": {"out": "0xaf63bd4c8601b7df"},
+             "seed": {"out": "0xcbf29ce484222325"}},
     flag="result",
     detail="crucible_hash_shapes returns FNV_OFFSET early when the sizes pointer is null, which "
            "is what a caller passes when no tensor has a dimension (std::vector::data() of an "

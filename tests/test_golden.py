@@ -10,6 +10,7 @@ from crucible_spec.conformance import golden
 from crucible_spec.engine import IMPLS, Implementation
 from crucible_spec.spec.errata import profile_errata
 from crucible_spec.spec.registry import REGISTRY
+from crucible_spec.witness import check
 
 CASES = golden.cases()
 
@@ -75,12 +76,7 @@ def test_decoded_images_say_what_the_golden_descriptions_say():
     assert (node["id"], node["kind"], node["group_hash"]) == (42, 3, "0xcafef00d")
 
 
-@pytest.mark.parametrize("impl", IMPLS)
 @pytest.mark.parametrize("eid", sorted(e.id for e in REGISTRY.errata.values()
-                                       if e.flag == "result"))
-def test_every_result_erratum_witness_reproduces(impl, eid):
-    e = REGISTRY.errata[eid]
-    op = e.ops[0]
-    assert Implementation(impl).call(op, e.witness["args"]) == {"out": e.witness["spec"]}
-    seed = Implementation(impl, profile_errata(e.seed))
-    assert seed.call(op, e.witness["args"]) == {"out": e.witness["seed"]}
+                                       if e.flag == "result" and "args" in e.witness))
+def test_every_result_erratum_witness_reproduces(eid):
+    assert check(REGISTRY.errata[eid]) == "reproduced"

@@ -8,30 +8,13 @@ import json
 from .common import profile_errata
 
 
-def witness_check(e) -> str:
-    """For a result erratum: rerun its witness under both profiles and say whether it holds."""
-    from ..engine import Implementation
-    from ..spec.errata import profile_errata as errata_of
-    from ..spec.errors import SpecError
-
-    if e.flag != "result":
-        return "n/a"
-    op = e.ops[0]
-    try:
-        spec = Implementation("reference").call(op, e.witness["args"])
-        seed = Implementation("reference", errata_of(e.seed)).call(op, e.witness["args"])
-    except SpecError as err:
-        return f"error: {err.message}"
-    holds = spec == {"out": e.witness["spec"]} and seed == {"out": e.witness["seed"]}
-    return "reproduced" if holds else f"NOT reproduced (spec {spec}, seed {seed})"
-
-
 def run(args: argparse.Namespace) -> int:
     from ..spec.registry import REGISTRY, po_sort_key
+    from ..witness import check
 
     chosen = profile_errata(args.profile) if args.profile else set(REGISTRY.errata)
     items = [REGISTRY.errata[i] for i in sorted(chosen, key=po_sort_key)]
-    checks = {e.id: witness_check(e) for e in items}
+    checks = {e.id: check(e) for e in items}
     if args.json:
         print(json.dumps([{**e.__dict__, "check": checks[e.id]} for e in items], indent=2))
     else:
@@ -42,7 +25,7 @@ def run(args: argparse.Namespace) -> int:
             print(f"    witness: {json.dumps(e.witness, sort_keys=True)}  ({checks[e.id]})")
             print(f"    {e.detail}\n")
         print(f"{len(items)} errata")
-    return 1 if any(c.startswith(("NOT", "error")) for c in checks.values()) else 0
+    return 1 if any(c.startswith("NOT") for c in checks.values()) else 0
 
 
 def add_parser(sub) -> None:
