@@ -54,6 +54,8 @@ def cases() -> list[Case]:
     out += [Case("types.element_size", {"dtype": c["ordinal"]},
                  {"element_size": c["element_size"]}, c["name"])
             for c in g["types"]["scalar_type_element_size"]]
+    out += [Case("meta.storage_nbytes", {k: c[k] for k in ("sizes", "strides", "dtype")},
+                 {"nbytes": c["nbytes"]}, c["desc"]) for c in g["compute_storage_nbytes"]]
     return out
 
 

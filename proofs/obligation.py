@@ -34,3 +34,17 @@ def z3_obligation(id: str, statement: str, *, covers: tuple[str, ...], subject: 
         return build
 
     return deco
+
+
+def model_obligation(id: str, statement: str, *, covers: tuple[str, ...], subject: Any,
+                     mutants: tuple[Mutant, ...], timeout_s: float = 120.0
+                     ) -> Callable[[Callable[[Any], list]], Callable[[Any], list]]:
+    """Register `build(subject) -> [Machine]` as model-checking obligation `id`: every
+    interleaving of each machine is explored."""
+
+    def deco(build: Callable[[Any], list]) -> Callable[[Any], list]:
+        REGISTRY.add_obligation(Obligation(id, statement, "model", covers, build, subject,
+                                           mutants, timeout_s))
+        return build
+
+    return deco

@@ -22,7 +22,9 @@ def table(outcomes: list[Outcome], mutants: bool) -> str:
         body = [[o.id, o.mutant or "", o.verdict, _seconds(o)] for o in outcomes]
     else:
         header = ["id", "statement", "result", "seconds"]
-        body = [[o.id, _clip(o.statement), o.status, _seconds(o)] for o in outcomes]
+        body = [[o.id, _clip(o.statement), o.status + (f" ({o.states:,} states)"
+                                                         if o.states is not None else ""),
+                 _seconds(o)] for o in outcomes]
     widths = [max(len(r[i]) for r in [header, *body]) for i in range(len(header))]
     lines = ["  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip()
              for r in [header, ["-" * w for w in widths], *body]]

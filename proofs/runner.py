@@ -1,8 +1,10 @@
 """The proof runner: checks obligations (or their mutants) in parallel, with per-query
-timeouts and the result cache, and returns one outcome per task (design §6)."""
+timeouts and the result cache, and returns one outcome per task (design §6). A z3 obligation
+is a list of queries; a model obligation is a list of spec machines to explore."""
 
 from __future__ import annotations
 
+import inspect
 import multiprocessing
 import time
 from collections.abc import Callable, Iterable
@@ -13,8 +15,10 @@ from pathlib import Path
 import z3
 from z3.z3util import get_vars
 
+from ..spec.machine import Machine
 from ..spec.registry import REGISTRY, Obligation, po_sort_key
 from . import cache
+from .model import explore
 from .obligation import Query
 
 PROVED, REFUTED, UNKNOWN, ERROR = "proved", "refuted", "unknown", "error"
@@ -30,6 +34,7 @@ class QueryOutcome:
     seconds: float
     cached: bool
     model: str | None = None
+    states: int | None = None
 
 
 @dataclass
@@ -47,6 +52,12 @@ class Outcome:
     error: str | None = None
 
     @property
+    def states(self) -> int | None:
+        """States explored, for a model check."""
+        counts = [q.states for q in self.queries if q.states is not None]
+        return sum(counts) if counts else None
+
+    @property
     def verdict(self) -> str:
         """For a mutant: killed when the obligation fails on it; otherwise the status."""
         if self.mutant is None:
@@ -54,7 +65,7 @@ class Outcome:
         return {REFUTED: KILLED, PROVED: SURVIVED}.get(self.status, self.status)
 
     def to_json(self) -> dict:
-        return asdict(self) | {"verdict": self.verdict}
+        return asdict(self) | {"verdict": self.verdict, "states": self.states}
 
 
 @dataclass(frozen=True)
@@ -106,13 +117,38 @@ def check_query(q: Query, timeout_s: float, settings: Settings) -> QueryOutcome:
     return QueryOutcome(q.label, status, seconds, False, model)
 
 
+def check_machine(m: Machine, settings: Settings) -> QueryOutcome:
+    """Explore every interleaving of a spec machine, or answer from the cache (keyed by the
+    machine's name, initial state and the source of the module that defines its steps)."""
+    source = inspect.getsource(inspect.getmodule(m.steps))
+    key = cache.query_key(f"{m.name}\n{m.initial!r}\n{source}", "model", "explore-1")
+    if settings.use_cache:
+        hit = cache.load(settings.cache_root, key)
+        if hit is not None:
+            return QueryOutcome(m.name, hit["status"], hit["seconds"], True, hit.get("model"),
+                                hit.get("states"))
+    start = time.perf_counter()
+    found = explore(m)
+    seconds = round(time.perf_counter() - start, 4)
+    status = PROVED if found.violation is None else REFUTED
+    trace = None if found.violation is None else \
+        f"{found.violation} after: {' ; '.join(found.trace or [])}"[:1500]
+    if settings.use_cache:
+        cache.store(settings.cache_root, key, {"status": status, "seconds": seconds,
+                                               "model": trace, "states": found.states})
+    return QueryOutcome(m.name, status, seconds, False, trace, found.states)
+
+
 def check_obligation(po: Obligation, mutant: str | None, settings: Settings) -> Outcome:
     """Check `po` on its own subject, or on the subject of its mutant named `mutant`."""
     subject = po.subject if mutant is None else _mutant(po, mutant).subject
     start = time.perf_counter()
     try:
-        queries = [check_query(q, settings.timeout_s or po.timeout_s, settings)
-                   for q in po.build(subject)]
+        if po.kind == "model":
+            queries = [check_machine(m, settings) for m in po.build(subject)]
+        else:
+            queries = [check_query(q, settings.timeout_s or po.timeout_s, settings)
+                       for q in po.build(subject)]
     except Exception as e:  # a broken obligation is reported, never crashes the run
         return Outcome(po.id, po.statement, po.kind, mutant, ERROR,
                        round(time.perf_counter() - start, 4), False,

@@ -103,6 +103,27 @@ def bnot(x: BitVal, width: int = 64) -> BitVal:
     return x ^ mask(width)
 
 
+def ule(a: BitVal, b: BitVal) -> Any:
+    """Unsigned a <= b."""
+    if is_symbolic(a) or is_symbolic(b):
+        return _z3().ULE(a, b)
+    return a <= b
+
+
+def umin(a: BitVal, b: BitVal) -> BitVal:
+    """Unsigned minimum."""
+    if is_symbolic(a) or is_symbolic(b):
+        return _z3().If(_z3().ULE(a, b), a, b)
+    return min(a, b)
+
+
+def select(cond: Any, a: BitVal, b: BitVal) -> BitVal:
+    """a if cond else b."""
+    if not isinstance(cond, bool):
+        return _z3().If(cond, a, b)
+    return a if cond else b
+
+
 def to_signed(x: int, width: int) -> int:
     """Two's-complement reading of a concrete `width`-bit pattern."""
     return x - (1 << width) if x >> (width - 1) else x

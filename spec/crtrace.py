@@ -223,13 +223,14 @@ def entry_of(record: dict) -> dict:
 
 
 def check_names(names: dict[int, str]) -> None:
-    """A name table a loader reads whole: at most 512 names of 1..256 UTF-8 bytes, no NUL."""
+    """A name table a loader reads whole: at most 512 names of at most 256 UTF-8 bytes, no
+    NUL (a name is a C string)."""
     if len(names) > NAME_TABLE_CAP:
         raise InvalidInput(f"args.names: {len(names)} names; a loader ignores more than 512")
     for h, name in names.items():
         raw = name.encode("utf-8")
-        if not 1 <= len(raw) <= NAME_MAX or b"\0" in raw:
-            raise InvalidInput(f"args.names[0x{h:016x}]: a name is 1..256 bytes with no NUL")
+        if len(raw) > NAME_MAX or b"\0" in raw:
+            raise InvalidInput(f"args.names[0x{h:016x}]: a name is at most 256 bytes, no NUL")
 
 
 def check_meta_starts(given: list[int], tensors: list[int], num_metas: int) -> None:
@@ -254,10 +255,11 @@ def header(num_ops: int, num_metas: int) -> bytes:
 
 
 def name_table(names: dict[int, str]) -> bytes:
-    """The table as the C++ exporter writes it: the count, then the names sorted by hash."""
+    """The table as the C++ exporter writes it: the count, then the names sorted by hash. An
+    empty name is written as one NUL byte (a length of 0 would end the table)."""
     out = bytearray(_struct.pack("<I", len(names)))
     for h in sorted(names):
-        raw = names[h].encode("utf-8")
+        raw = names[h].encode("utf-8") or b"\0"
         out += _struct.pack("<QH", h, len(raw)) + raw
     return bytes(out)
 

@@ -6,9 +6,14 @@ output_nr at 141..143 and storage_offset, version, storage_nbytes, grad_fn_hash 
 
 from __future__ import annotations
 
+from hypothesis import strategies as st
+
 from .errata import erratum
+from .errors import InvalidInput
 from .layout import Member, array, bool_, enum_of, hash64, i8, i64, ptr, struct, u8, u32
-from .types import DeviceType, Layout, ScalarType
+from .registry import InvalidCase, declare
+from .schema import I64, U64, Field, List, record
+from .types import SCALAR_TYPE, DeviceType, Layout, ScalarType, element_size
 
 MAX_DIMS = 8
 """TensorMeta holds at most 8 dimensions; the recorder clamps ndim to 8."""
@@ -46,4 +51,85 @@ erratum(
     detail="Bytes 141..143 hold requires_grad, flags and output_nr (the yellowpaper has pad[3]) "
            "and 144..167 storage_offset, version, storage_nbytes and grad_fn_hash. The MetaLog "
            "buffer is therefore 176,160,768 bytes, not about 144 MB.",
+)
+
+
+def compute_storage_nbytes(sizes: list[int], strides: list[int], dtype: int) -> int:
+    """Bytes between a view's lowest and highest element, inclusive (its storage span)."""
+    if not sizes:
+        return element_size(dtype)  # 1. a 0-d tensor is one element
+    max_offset = min_offset = 0
+    for size, stride in zip(sizes, strides, strict=True):  # 2. extent of each dimension
+        if size == 0:
+            return 0
+        extent = (size - 1) * stride
+        if extent > 0:
+            max_offset += extent
+        else:
+            min_offset += extent
+    return (max_offset - min_offset + 1) * element_size(dtype)  # 3. span times element size
+
+
+I64_MIN, I64_MAX = -(1 << 63), (1 << 63) - 1
+
+
+def check_storage_args(args: dict) -> None:
+    """The domain: sizes and strides of one length <= 8, sizes >= 0, and no int64 overflow
+    in the extents or their sums (the real code computes in int64), nor a span past 2^64."""
+    sizes, strides = args["sizes"], args["strides"]
+    if len(sizes) != len(strides):
+        raise InvalidInput(f"args.strides: {len(strides)} strides for {len(sizes)} sizes")
+    if any(s < 0 for s in sizes):
+        raise InvalidInput("args.sizes: a size is negative")
+    high = low = 0
+    for size, stride in zip(sizes, strides, strict=True):
+        extent = max(size - 1, 0) * stride
+        high, low = high + max(extent, 0), low + min(extent, 0)
+        if not I64_MIN <= extent <= I64_MAX or high > I64_MAX or low < I64_MIN:
+            raise InvalidInput("args: the storage extent overflows int64")
+    if compute_storage_nbytes(sizes, strides, args["dtype"]) >= 1 << 64:
+        raise InvalidInput("args: the storage span does not fit 64 bits")
+
+
+def random_views(n: int, rng) -> list[dict]:
+    """n views of up to 4 dims with strides of either sign and some broadcast (bench inputs)."""
+    out = []
+    for ndim in rng.integers(0, 5, size=n):
+        sizes = [int(x) for x in rng.integers(1, 64, size=ndim)]
+        strides = [int(x) for x in rng.integers(-4096, 4096, size=ndim)]
+        out.append({"sizes": sizes, "strides": strides, "dtype": ScalarType.Float})
+    return out
+
+
+_DIMS = st.lists(st.tuples(st.integers(0, 1 << 20), st.integers(-(1 << 24), 1 << 24)),
+                 max_size=MAX_DIMS)
+
+declare(
+    "meta.storage_nbytes", chapter=5,
+    summary="compute_storage_nbytes: bytes from a view's lowest to highest element.",
+    args=record(sizes=Field(List(I64, max_len=MAX_DIMS), "sizes, at most 8"),
+                strides=Field(List(I64, max_len=MAX_DIMS), "strides in elements, same length"),
+                dtype=Field(SCALAR_TYPE, "ScalarType ordinal")),
+    result=record(nbytes=Field(U64, "storage span in bytes")),
+    spec=(compute_storage_nbytes,), check=check_storage_args,
+    domain=lambda: st.tuples(_DIMS, st.sampled_from(list(ScalarType))).map(
+        lambda t: {"sizes": [s for s, _ in t[0]], "strides": [d for _, d in t[0]],
+                   "dtype": t[1]}),
+    invalid=(
+        InvalidCase("more strides than sizes",
+                    lambda: st.just({"sizes": [2], "strides": [1, 1], "dtype": 6})),
+        InvalidCase("a negative size", lambda: st.just({"sizes": [-1], "strides": [1],
+                                                        "dtype": 6})),
+        InvalidCase("an extent past int64",
+                    lambda: st.just({"sizes": [2**62, 5], "strides": [4, 1], "dtype": 6})),
+        InvalidCase("nine dimensions",
+                    lambda: st.just({"sizes": [1] * 9, "strides": [1] * 9, "dtype": 6})),
+    ),
+    edges=lambda: [
+        {"sizes": [], "strides": [], "dtype": 6}, {"sizes": [], "strides": [], "dtype": -1},
+        {"sizes": [0], "strides": [1], "dtype": 6}, {"sizes": [1], "strides": [0], "dtype": 10},
+        {"sizes": [3, 4], "strides": [0, 0], "dtype": 6},
+        {"sizes": [2**31, 2**31], "strides": [2**31, 1], "dtype": 10},
+        {"sizes": [2] * 8, "strides": [-1] * 8, "dtype": 7}],
+    bench=random_views,
 )

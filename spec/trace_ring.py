@@ -7,6 +7,9 @@ its scope and callsite hashes.
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
+
+from .bits import BitVal, pow2_index, sub, umin
 from .errata import erratum
 from .layout import Member, array, bool_, hash64, i64, id32, struct, u8, u16, u64
 from .types import NONE32
@@ -50,3 +53,51 @@ erratum(
     detail="Byte 23 packs inference mode (bit 0), mutability (bit 1), the training phase "
            "(bits 2-3) and torch_function (bit 4); bits 5-7 are zero.",
 )
+
+
+@dataclass
+class Ring:
+    """A TraceRing's counters and slots; a slot holds (entry image, meta start, scope,
+    callsite). Counters are u64: they never wrap in practice."""
+
+    capacity: int = CAPACITY
+    head: int = 0
+    tail: int = 0
+    cached_tail: int = 0
+    slots: list = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        self.slots = self.slots or [None] * self.capacity
+
+
+def try_append(r: Ring, item: tuple) -> bool:
+    """Append one op, or drop it (False) when the ring is full."""
+    h = r.head
+    if h - r.cached_tail >= r.capacity:  # 1. looks full: reload the consumer's tail
+        r.cached_tail = r.tail
+        if h - r.cached_tail >= r.capacity:
+            return False
+    r.slots[h & (r.capacity - 1)] = item  # 2. write the slot and its parallel values
+    r.head = h + 1  # 3. publish (release)
+    return True
+
+
+def drain_split(tail: BitVal, count: BitVal, capacity: BitVal) -> tuple:
+    """The two copies of a drain: (start slot, length from there to the end, length from
+    slot 0)."""
+    start = pow2_index(tail, capacity)
+    first = umin(count, sub(capacity, start))
+    return start, first, sub(count, first)
+
+
+def drain(r: Ring, max_count: int) -> list[tuple]:
+    """Take up to max_count ops, oldest first."""
+    count = min(r.head - r.tail, max_count)  # 1
+    start, first, second = drain_split(r.tail, count, r.capacity)  # 2
+    out = r.slots[start:start + first] + r.slots[:second]  # 3
+    r.tail += count  # 4. release
+    return out
+
+
+def reset(r: Ring) -> None:
+    r.head = r.tail = r.cached_tail = 0
