@@ -6,10 +6,10 @@ import argparse
 import sys
 
 from . import __version__, load_all
-from .commands import bench, conform, errata, ops, oracle, prove, serve, vectors
+from .commands import bench, conform, errata, ops, oracle, prove, record, serve, vectors
 from .commands.common import UsageError
 
-COMMANDS = (ops, prove, serve, conform, vectors, errata, oracle, bench)
+COMMANDS = (ops, prove, serve, conform, vectors, errata, oracle, bench, record)
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -41,8 +41,9 @@ class Implementation:
                 "missing", "no reference implementation")
         if self.name in op.not_applicable:
             return Route("reference", f"{self.name} not applicable: {op.not_applicable[self.name]}")
+        modelled = REGISTRY.kernel_models[self.name].get(op.name, frozenset())
         active = sorted(e for e in set(REGISTRY.errata_for(op.name)) & self.errata
-                        if REGISTRY.errata[e].flag == "result")
+                        if REGISTRY.errata[e].flag == "result" and e not in modelled)
         if active:
             return Route("reference", f"profile turns on {', '.join(active)}, which the "
                                       f"{self.name} kernel does not model")
@@ -81,8 +82,10 @@ class Implementation:
         if route.how == "reference":
             return [run_reference(op, args, self.errata) for args in items]
         kern = REGISTRY.kernels[self.name][op.name]
-        out = kern(**op.args.columns(items))
-        return op.result.rows(out, len(items))
+        columns = op.args.columns(items)
+        if REGISTRY.kernel_models[self.name][op.name]:
+            columns["errata"] = self.errata
+        return op.result.rows(kern(**columns), len(items))
 
 
 def decode_args(op: Op, json_args: Any) -> dict:

@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import enum
 
+from .bits import BitVal, mul, select, shl, shr
+from .errata import NO_ERRATA
+from .hashing import PHI, fmix64
 from .layout import Member, enum_of, f32, hash64, i64, id32, pad, ptr, struct, u8, u16, u32
 from .types import NONE32
 
@@ -115,3 +118,70 @@ KERNEL_CACHE = struct("KernelCache", [
     Member("size_", u32, doc="relaxed counter"),
 ], size=16, align=8, chapter=9,
    doc="Content hash -> compiled kernel map (keyed by the content hash only).")
+
+PHI_MUL = PHI
+GUARD_HIGH_SALT = 0x6775617264686900
+"""'guardhi\\0': salts the high byte of dim_index in the spec's guard hash."""
+FEEDBACK_SEED = 0x6665656462616B73  # "feedbaks"
+TERM_SALT = 0x7465726D696E6174  # "terminat"
+EPS_SALT = 0x65707369006C6F6E  # "epsi\0lon"
+LOOP_SALT = 0x4C4F4F504E4F4445  # "LOOPNODE"
+FEEDBACK_SALT = 0x6665656462616B00  # "feedbak\0"
+E9_1, E9_2 = "E9.1", "E9.2"
+
+
+def guard_pack(kind: BitVal, op_index: BitVal, arg_index: BitVal, dim_index: BitVal) -> BitVal:
+    """kind | op_index << 8 | arg_index << 40 | dim_index << 56 in 64 bits: dim_index's high
+    byte falls off the top."""
+    return kind | shl(op_index, 8) | shl(arg_index, 40) | shl(dim_index, 56)
+
+
+def guard_hash(kind: BitVal, op_index: BitVal, arg_index: BitVal, dim_index: BitVal,
+               errata: frozenset[str] = NO_ERRATA) -> BitVal:
+    """fmix64 of the packed guard. The packing drops dim_index's high byte, so dims 0 and 256
+    collide (erratum E9.1); the spec folds that byte in separately, which changes nothing
+    for dim_index < 256."""
+    h = fmix64(guard_pack(kind, op_index, arg_index, dim_index))
+    if E9_1 in errata:
+        return h
+    high = shr(dim_index, 8)
+    return h ^ select(high == 0, 0, fmix64(high ^ GUARD_HIGH_SALT))
+
+
+def feedback_signature(edges: list[tuple[int, int]]) -> int:
+    """0 without edges; else fmix64 over each (output_idx << 16 | input_idx) from the seed
+    'feedbaks', then over the count."""
+    if not edges:
+        return 0
+    h = FEEDBACK_SEED
+    for output_idx, input_idx in edges:
+        h = fmix64(h ^ (output_idx << 16 | input_idx))
+    return fmix64(h ^ len(edges))
+
+
+def loopterm_hash(term_kind: int, repeat_count: int, epsilon_bits: int) -> int:
+    """fmix64 of (kind | repeat << 8) salted, XOR fmix64 of the epsilon's float bits salted."""
+    return fmix64((term_kind | repeat_count << 8) ^ TERM_SALT) ^ fmix64(epsilon_bits ^ EPS_SALT)
+
+
+def branch_hash(guard: int, arms: list[tuple[int, int]], errata: frozenset[str] = NO_ERRATA
+                ) -> int:
+    """A branch's own hash over its guard hash and (value, target merkle) arms: fmix64(guard),
+    then per arm XOR fmix64(merkle) and multiply by PHI. The code takes the arms in array
+    order, so the same arms in another order hash differently (E9.2); the spec takes them
+    sorted by value, the order add_branch keeps."""
+    h = fmix64(guard)
+    for _, merkle in (arms if E9_2 in errata else sorted(arms)):
+        h = mul(h ^ fmix64(merkle), PHI_MUL)
+    return h
+
+
+def loop_hash(body_content: int, feedback: int, loopterm: int) -> int:
+    """A loop's own hash: salted fmix64 of its body content, its feedback signature, XOR its
+    termination hash. The body's Merkle hash is not included."""
+    return fmix64(body_content ^ LOOP_SALT) ^ fmix64(feedback ^ FEEDBACK_SALT) ^ loopterm
+
+
+def chained(own: int, next_merkle: int | None) -> int:
+    """A node's Merkle hash: its own hash, folded with its continuation's when it has one."""
+    return own if next_merkle is None else fmix64(own ^ next_merkle)

@@ -107,6 +107,7 @@ class Registry:
         self.ops: dict[str, Op] = {}
         self.references: dict[str, Callable] = {}
         self.kernels: dict[str, dict[str, Callable]] = {b: {} for b in BACKENDS}
+        self.kernel_models: dict[str, dict[str, frozenset[str]]] = {b: {} for b in BACKENDS}
         self.obligations: dict[str, Obligation] = {}
         self.errata: dict[str, Erratum] = {}
         self.layouts: dict[str, Any] = {}
@@ -127,12 +128,14 @@ class Registry:
             raise ValueError(f"reference for {name!r} registered twice")
         self.references[name] = fn
 
-    def add_kernel(self, name: str, backend: str, fn: Callable) -> None:
+    def add_kernel(self, name: str, backend: str, fn: Callable,
+                   models: tuple[str, ...] = ()) -> None:
         if backend not in BACKENDS:
             raise ValueError(f"unknown backend {backend!r}")
         if name in self.kernels[backend]:
             raise ValueError(f"{backend} kernel for {name!r} registered twice")
         self.kernels[backend][name] = fn
+        self.kernel_models[backend][name] = frozenset(models)
 
     def add_obligation(self, po: Obligation) -> None:
         if not _PO_ID.match(po.id) or po.kind not in PO_KINDS:
@@ -198,11 +201,13 @@ def reference(name: str) -> Callable[[Callable], Callable]:
     return deco
 
 
-def kernel(name: str, backend: str) -> Callable[[Callable], Callable]:
-    """Register a batch kernel of op `name` for `backend`: columns in, columns out."""
+def kernel(name: str, backend: str, models: tuple[str, ...] = ()
+           ) -> Callable[[Callable], Callable]:
+    """Register a batch kernel of op `name` for `backend`: columns in, columns out. A kernel
+    that `models` errata also receives `errata=` (the active ones) and serves those profiles."""
 
     def deco(fn: Callable) -> Callable:
-        REGISTRY.add_kernel(name, backend, fn)
+        REGISTRY.add_kernel(name, backend, fn, models)
         return fn
 
     return deco

@@ -99,8 +99,9 @@ class Int(Type):
     def to_column(self, values: list) -> np.ndarray:
         return np.array(values, dtype=self.np_dtype)
 
-    def from_column(self, column: np.ndarray) -> list:
-        return [int(v) for v in np.asarray(column).tolist()]
+    def from_column(self, column: np.ndarray | list) -> list:
+        values = column.tolist() if isinstance(column, np.ndarray) else column
+        return [int(v) for v in values]
 
     def describe(self) -> str:
         name = f"{'i' if self.signed else 'u'}{self.bits}"

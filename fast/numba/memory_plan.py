@@ -1,0 +1,124 @@
+"""numba kernel for the memory planner: the same sweep over ops, with the free list, the
+direct-reuse windows and the buckets kept in arrays."""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from ...spec.memory_plan import DIRECT_REUSE_WINDOW, FREE_LIST_CAP, plan_slots
+from ...spec.registry import kernel
+
+W = DIRECT_REUSE_WINDOW
+
+
+@njit(cache=True)
+def _a256(n):
+    return (n + np.uint64(255)) & ~np.uint64(255)
+
+
+@njit(cache=True)
+def _push(free_off, free_size, count, offset, size):
+    if count < free_off.size:
+        free_off[count] = offset
+        free_size[count] = size
+        return count + 1
+    return count
+
+
+@njit(cache=True)
+def plan_into(nbytes, birth, death, internal, offsets):
+    """Offsets of every internal slot (externals untouched); returns the pool size."""
+    idx = np.nonzero(internal)[0]
+    if idx.size == 0:
+        return np.uint64(0)
+    by_birth = idx[np.argsort(birth[idx], kind="mergesort")]
+    by_free = idx[np.argsort(death[idx] + 1, kind="mergesort")]
+    free_off = np.zeros(FREE_LIST_CAP, dtype=np.uint64)
+    free_size = np.zeros(FREE_LIST_CAP, dtype=np.uint64)
+    count = 0
+    pool = np.uint64(0)
+    used = np.full(nbytes.size, -1, dtype=np.int64)  # the step that used a slot
+    step = 0
+    i = j = 0
+    n = idx.size
+    while i < n or j < n:
+        step += 1
+        op = min(birth[by_birth[i]] if i < n else np.int64(2**62),
+                 death[by_free[j]] + 1 if j < n else np.int64(2**62))
+        b0 = i
+        while i < n and birth[by_birth[i]] == op:
+            i += 1
+        d0 = j
+        while j < n and death[by_free[j]] + 1 == op:
+            j += 1
+        if i > b0 and j > d0:  # a. direct reuse among the first 64 on each side
+            for bk in range(b0, min(i, b0 + W)):
+                b = by_birth[bk]
+                size = _a256(nbytes[b])
+                best = -1
+                waste = np.uint64(0)
+                for dk in range(d0, min(j, d0 + W)):
+                    d = by_free[dk]
+                    room = _a256(nbytes[d])
+                    if used[d] != step and room >= size and (best < 0 or room - size < waste):
+                        best = d
+                        waste = room - size
+                if best >= 0:
+                    offsets[b] = offsets[best]
+                    used[b] = step
+                    used[best] = step
+                    if waste > 0:
+                        count = _push(free_off, free_size, count, offsets[best] + size, waste)
+        for dk in range(d0, j):  # b. free the rest of the dying slots
+            d = by_free[dk]
+            if used[d] != step:
+                count = _push(free_off, free_size, count, offsets[d], _a256(nbytes[d]))
+        for bk in range(b0, i):  # c. first fit, else the end of the pool
+            b = by_birth[bk]
+            if used[b] == step:
+                continue
+            size = _a256(nbytes[b])
+            placed = False
+            for k in range(count):
+                if free_size[k] >= size:
+                    offsets[b] = free_off[k]
+                    if free_size[k] == size:
+                        count -= 1
+                        free_off[k] = free_off[count]
+                        free_size[k] = free_size[count]
+                    else:
+                        free_off[k] += size
+                        free_size[k] -= size
+                    placed = True
+                    break
+            if not placed:
+                offsets[b] = pool
+                pool += size
+    return pool
+
+
+def plan_arrays(nbytes, birth, death, external):
+    """(offsets, pool bytes) of slots given as arrays."""
+    offsets = np.zeros(nbytes.size, dtype=np.uint64)
+    pool = plan_into(nbytes.astype(np.uint64), birth.astype(np.int64), death.astype(np.int64),
+                     ~external.astype(np.bool_), offsets)
+    return offsets, int(pool)
+
+
+def plan_one(slots) -> dict:
+    parsed = plan_slots(slots)
+    arrays = [np.array([getattr(s, f) for s in parsed], dtype=t) for f, t in
+              (("nbytes", np.uint64), ("birth_op", np.int64), ("death_op", np.int64),
+               ("is_external", np.bool_))]
+    offsets, pool = plan_arrays(*arrays)
+    return {"offsets": offsets.tolist(), "pool_bytes": pool, "num_slots": len(parsed),
+            "num_external": int(arrays[3].sum())}
+
+
+@kernel("plan.compute", "numba")
+def plan_batch(slots):
+    rows = [plan_one(s) for s in slots]
+    return {"offsets": [r["offsets"] for r in rows]} | {
+        k: np.array([r[k] for r in rows], dtype=np.uint64)
+        for k in ("pool_bytes", "num_slots", "num_external")}
