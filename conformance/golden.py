@@ -13,6 +13,7 @@ from pathlib import Path
 
 from ..spec.ckernel import CKernelId
 from ..spec.hashing import fnv1a
+from .seed_runs import PIPELINE_RUNS
 
 GOLDEN_FILE = Path(__file__).parent / "golden" / "crucible-8d2680a2.json"
 PROVENANCE = "crucible 8d2680a2"
@@ -85,6 +86,8 @@ def cases() -> list[Case]:
                                                          "epsilon_bits")}, {"out": c["out"]})
             for c in h["loopterm_hash"]]
     out += dag_cases(cm)
+    out += [Case("pipeline.run", {"ops": stream()}, result, name)
+            for name, (stream, result) in PIPELINE_RUNS.items()]
     out += [Case("meta.storage_nbytes", {k: c[k] for k in ("sizes", "strides", "dtype")},
                  {"nbytes": c["nbytes"]}, c["desc"]) for c in g["compute_storage_nbytes"]]
     return out

@@ -1,9 +1,17 @@
 """`crucible-spec bench`: reference vs numba vs cupy on the same inputs at several sizes.
 
-For each op with a bench generator: the reference runs item by item; each fast backend is
-timed kernel-only (columns in, columns out: best of `repeat`) and end to end (Python values
-in and out, as `serve` pays). Every fast result is checked against the reference wherever the
-reference ran. Sizes above `ref_max` skip the reference, and say so.
+For each op with a bench generator, `n` is what its generator says: the number of items in a
+batch for most ops, the number of ops in the one trace for whole-trace ops (detector.run,
+trace.build, dag.content_hash, plan.compute).
+
+Each side is timed on inputs already converted to what it works on. The reference runs on
+decoded arguments: for an op whose reference decodes its own wire arguments, a `Split` below
+names that decoding (prepare, untimed), the work (core, timed) and the result (finish); the
+reference end to end is all three. A fast kernel is timed columns in, columns out (best of
+`repeat`), or, when the kernel has `prepare` and `core` attributes, on `core(prepare(**columns))`
+with only the core timed (its conversion of columns into its own arrays excluded); its end to
+end takes Python values in and out, as `serve` pays. Every fast result is checked against the
+reference wherever the reference ran. Sizes above `ref_max` skip the reference, and say so.
 """
 
 from __future__ import annotations
@@ -11,22 +19,70 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
+from typing import Any
 
 import numpy as np
 
 from .engine import Implementation, run_reference
+from .spec.build_trace import build_trace
+from .spec.content_hash import compute_content_hash, trace_ops_from_wire
+from .spec.iteration_detector import run_detector, state_wire
+from .spec.memory_plan import Plan, compute_memory_plan, plan_slots
 from .spec.registry import BACKENDS, REGISTRY, Op
+from .spec.trace_build_ops import graph_to_wire, kernels_from_wire, plan_of, recorded_ops
+
+REPEAT_BUDGET_S = 1.0
+"""Timed runs stop repeating once they have taken this long in all (at least one run)."""
+
+
+@dataclass(frozen=True)
+class Split:
+    """A reference in three steps: prepare(**args) decodes the wire arguments (untimed),
+    core(state) is the op's work (timed), finish(core's value) is the op's result."""
+
+    prepare: Callable[..., Any]
+    core: Callable[[Any], Any]
+    finish: Callable[[Any], dict]
+
+
+def _build_and_plan(state: tuple) -> tuple:
+    graph = build_trace(*state)
+    return graph, plan_of(graph)
+
+
+def _plan_result(p: Plan) -> dict:
+    return {"offsets": p.offsets, "pool_bytes": p.pool_bytes, "num_slots": len(p.offsets),
+            "num_external": p.num_external}
+
+
+REFERENCE_SPLITS = {
+    "trace.build": Split(lambda ops, kernels: (recorded_ops(ops), kernels_from_wire(kernels)),
+                         _build_and_plan, lambda r: graph_to_wire(*r)),
+    "plan.compute": Split(plan_slots, compute_memory_plan, _plan_result),
+    "dag.content_hash": Split(trace_ops_from_wire, compute_content_hash,
+                              lambda h: {"out": h}),
+    "detector.run": Split(lambda stream: stream, run_detector,
+                          lambda r: {"boundaries": r[0], "final_state": state_wire(r[1])}),
+}
+"""References that decode their own wire arguments; every other reference gets arguments
+the schema has already decoded, and is timed whole."""
 
 
 @dataclass
 class Row:
-    """One op at one size: seconds per implementation, and notes on anything skipped."""
+    """One op at one size: seconds per implementation, and notes on anything skipped.
+
+    `reference` is the reference's core (decoding excluded), `reference_e2e` the reference
+    with its decoding; `kernel[b]` is backend b's kernel (its core where `core_only` lists b),
+    `end_to_end[b]` the backend from Python values to Python values."""
 
     op: str
     n: int
     reference: float | None
+    reference_e2e: float | None = None
     kernel: dict[str, float] = field(default_factory=dict)
     end_to_end: dict[str, float] = field(default_factory=dict)
+    core_only: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     mismatch: list[str] = field(default_factory=list)
 
@@ -34,37 +90,88 @@ class Row:
         k = self.kernel.get(backend)
         return self.reference / k if self.reference and k else None
 
+    def e2e_speedup(self, backend: str) -> float | None:
+        k = self.end_to_end.get(backend)
+        return self.reference_e2e / k if self.reference_e2e and k else None
 
-def best_of(fn: Callable[[], object], repeat: int) -> float:
-    best = float("inf")
+
+def best_of(fn: Callable[[], object], repeat: int, budget: float = REPEAT_BUDGET_S) -> float:
+    """The fastest of `repeat` runs, fewer once the runs so far took `budget` seconds."""
+    best, spent = float("inf"), 0.0
     for _ in range(repeat):
         start = time.perf_counter()
         fn()
-        best = min(best, time.perf_counter() - start)
+        took = time.perf_counter() - start
+        best, spent = min(best, took), spent + took
+        if spent >= budget:
+            break
     return best
+
+
+def time_reference(op: Op, items: list[dict]) -> tuple[list, float, float]:
+    """The encoded reference results, the core's seconds and the end-to-end seconds."""
+    split = REFERENCE_SPLITS.get(op.name)
+    start = time.perf_counter()
+    if split is None:
+        results = [run_reference(op, a) for a in items]
+        core = time.perf_counter() - start
+    else:
+        results, core = [], 0.0
+        for a in items:
+            state = split.prepare(**a)
+            t = time.perf_counter()
+            value = split.core(state)
+            core += time.perf_counter() - t
+            results.append(split.finish(value))
+    total = time.perf_counter() - start
+    return [op.result.encode(r) for r in results], core, total
+
+
+def kernel_columns(op: Op, backend: str, items: list[dict]) -> dict:
+    """The kernel's arguments for `items`, with the (empty) profile if it models errata."""
+    columns = op.args.columns(items)
+    if REGISTRY.kernel_models[backend][op.name]:
+        columns["errata"] = frozenset()
+    return columns
+
+
+def time_kernel(op: Op, backend: str, items: list[dict], repeat: int) -> tuple[float, bool]:
+    """Seconds of the kernel on prepared columns, and whether that is its core alone."""
+    kern = REGISTRY.kernels[backend][op.name]
+    columns = kernel_columns(op, backend, items)
+    prepare, core = getattr(kern, "prepare", None), getattr(kern, "core", None)
+    if prepare is None or core is None:
+        return best_of(lambda: kern(**columns), repeat), False
+    state = prepare(**columns)
+    return best_of(lambda: core(state), repeat), True
 
 
 def bench_op(op: Op, n: int, backends: list[str], ref_max: int, repeat: int,
              seed: int) -> Row:
-    items = op.bench(n, np.random.default_rng(seed))
+    rng = np.random.default_rng(seed)
+    items = op.bench(n, rng)
+    warm = op.bench(min(n, 2), rng)
     row = Row(op.name, n, None)
     expected = None
     if n <= ref_max:
-        start = time.perf_counter()
-        expected = [op.result.encode(run_reference(op, a)) for a in items]
-        row.reference = time.perf_counter() - start
+        expected, row.reference, row.reference_e2e = time_reference(op, items)
+        if op.name in REFERENCE_SPLITS:
+            row.notes.append("reference: core timed on decoded args; e2e includes decoding")
     else:
-        row.notes.append(f"reference skipped above {ref_max} items")
+        row.notes.append(f"reference skipped above {ref_max}")
     for b in backends:
         impl = Implementation(b)
         route = impl.route(op)
         if route.how != "kernel":
             row.notes.append(f"{b}: {route.reason}")
             continue
-        kern = REGISTRY.kernels[b][op.name]
-        kern(**op.args.columns(items[:2]))  # compile / warm up outside the timing
-        columns = op.args.columns(items)
-        row.kernel[b] = best_of(lambda k=kern, c=columns: k(**c), repeat)
+        impl.run_batch(op, warm)  # compile / warm up outside the timing
+        row.kernel[b], core = time_kernel(op, b, items, repeat)
+        if core:
+            row.core_only.append(b)
+            row.notes.append(f"{b}: kernel is its core (columns -> its arrays excluded)")
+        elif op.name in REFERENCE_SPLITS:
+            row.notes.append(f"{b}: kernel includes decoding the args (it has no prepare step)")
         start = time.perf_counter()
         got = impl.run_batch(op, items)
         row.end_to_end[b] = time.perf_counter() - start
@@ -92,17 +199,21 @@ def _rate(n: int, s: float | None) -> str:
     return "-" if not s else f"{n / s / 1e6:.1f} M/s"
 
 
+def _times(x: float | None) -> str:
+    return "-" if x is None else f"{x:.0f}x" if x >= 10 else f"{x:.2g}x"
+
+
 def render(rows: list[Row], backends: list[str]) -> str:
-    header = ["op", "n", "reference"]
+    header = ["op", "n", "reference", "ref e2e"]
     for b in backends:
-        header += [f"{b} kernel", f"{b} rate", f"{b} x ref", f"{b} end-to-end"]
+        header += [f"{b} kernel", f"{b} rate", f"{b} x ref", f"{b} e2e", f"{b} e2e x ref"]
     body = []
     for r in rows:
-        line = [r.op, str(r.n), _fmt_s(r.reference)]
+        line = [r.op, str(r.n), _fmt_s(r.reference), _fmt_s(r.reference_e2e)]
         for b in backends:
-            sp = r.speedup(b)
             line += [_fmt_s(r.kernel.get(b)), _rate(r.n, r.kernel.get(b)),
-                     "-" if sp is None else f"{sp:.0f}x", _fmt_s(r.end_to_end.get(b))]
+                     _times(r.speedup(b)), _fmt_s(r.end_to_end.get(b)),
+                     _times(r.e2e_speedup(b))]
         body.append(line)
     widths = [max(len(x[i]) for x in [header, *body]) for i in range(len(header))]
     out = ["  ".join(c.rjust(w) if i else c.ljust(w) for i, (c, w) in
@@ -115,5 +226,6 @@ def render(rows: list[Row], backends: list[str]) -> str:
 
 def as_json(rows: list[Row], device: dict[str, str]) -> dict:
     return {"device": device, "backends": list(BACKENDS),
-            "rows": [asdict(r) | {"speedup": {b: r.speedup(b) for b in r.kernel}}
+            "rows": [asdict(r) | {"speedup": {b: r.speedup(b) for b in r.kernel},
+                                  "e2e_speedup": {b: r.e2e_speedup(b) for b in r.end_to_end}}
                      for r in rows]}

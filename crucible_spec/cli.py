@@ -6,10 +6,22 @@ import argparse
 import sys
 
 from . import __version__, load_all
-from .commands import bench, conform, errata, ops, oracle, prove, record, serve, vectors
+from .commands import (
+    analyze,
+    bench,
+    conform,
+    errata,
+    ops,
+    oracle,
+    prove,
+    record,
+    serve,
+    synth,
+    vectors,
+)
 from .commands.common import UsageError
 
-COMMANDS = (ops, prove, serve, conform, vectors, errata, oracle, bench, record)
+COMMANDS = (ops, prove, serve, conform, vectors, errata, oracle, bench, record, analyze, synth)
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -44,6 +44,22 @@ class TraceArrays:
         return (dtype.astype(np.uint64) | device.astype(np.uint64) << np.uint64(8)
                 | (self.device_idx & 0xFF).astype(np.uint64) << np.uint64(16))
 
+    def window(self, start: int, count: int) -> TraceArrays:
+        """Ops [start, start + count) with their metas and scalars, meta starts rebased."""
+        stop = start + count
+        ms = self.meta_start[start:stop]
+        valid = ms >= 0
+        ends = ms + self.n_in[start:stop] + self.n_out[start:stop]
+        lo = int(ms[valid].min()) if valid.any() else 0
+        hi = int(ends[valid].max()) if valid.any() else 0
+        s0, s1 = int(self.scalar_off[start]), int(self.scalar_off[stop])
+        return TraceArrays(
+            self.schema[start:stop], self.flags[start:stop], np.where(valid, ms - lo, -1),
+            self.n_in[start:stop], self.n_out[start:stop], self.scalar_off[start:stop + 1] - s0,
+            self.scalars[s0:s1], *(a[lo:hi] for a in (
+                self.ptr, self.ndim, self.sizes, self.strides, self.dtype, self.device_type,
+                self.device_idx, self.nbytes)))
+
 
 def storage_nbytes(ndim: np.ndarray, sizes: np.ndarray, strides: np.ndarray,
                    dtype: np.ndarray) -> np.ndarray:

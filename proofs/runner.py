@@ -117,11 +117,13 @@ def check_query(q: Query, timeout_s: float, settings: Settings) -> QueryOutcome:
     return QueryOutcome(q.label, status, seconds, False, model)
 
 
-def check_machine(m: Machine, settings: Settings) -> QueryOutcome:
+def check_machine(m: Machine, settings: Settings, variant: str = "") -> QueryOutcome:
     """Explore every interleaving of a spec machine, or answer from the cache (keyed by the
-    machine's name, initial state and the source of the module that defines its steps)."""
+    variant checked (obligation and mutant), the machine's name, initial state and the source
+    of the module that defines its steps)."""
     source = inspect.getsource(inspect.getmodule(m.steps))
-    key = cache.query_key(f"{m.name}\n{m.initial!r}\n{source}", "model", "explore-1")
+    key = cache.query_key(f"{variant}\n{m.name}\n{m.initial!r}\n{source}", "model",
+                          "explore-1")
     if settings.use_cache:
         hit = cache.load(settings.cache_root, key)
         if hit is not None:
@@ -145,7 +147,8 @@ def check_obligation(po: Obligation, mutant: str | None, settings: Settings) -> 
     start = time.perf_counter()
     try:
         if po.kind == "model":
-            queries = [check_machine(m, settings) for m in po.build(subject)]
+            variant = f"{po.id} mutant {mutant}" if mutant else po.id
+            queries = [check_machine(m, settings, variant) for m in po.build(subject)]
         else:
             queries = [check_query(q, settings.timeout_s or po.timeout_s, settings)
                        for q in po.build(subject)]

@@ -97,12 +97,17 @@ class _PtrEntry:
     slot: int
 
 
-def slot_cap(ops: list[RecordedOp]) -> int:
-    """How many slots the code's scratch buffers allow (erratum E6.5): min(max(8192,
-    outputs + 1024), max(256, inputs + outputs)) for a fresh background thread."""
-    total_in = sum(op.num_inputs for op in ops)
-    total_out = sum(op.num_outputs for op in ops)
-    return min(max(MIN_SCRATCH_SLOT_CAP, total_out + 1024), max(256, total_in + total_out))
+def slot_cap_max(ops: list[RecordedOp], previous: int = 0) -> int:
+    """The scratch slot buffer after sizing for `ops`: it only grows, to max(8192, outputs +
+    1024); `previous` is its size from the background thread's earlier builds."""
+    return max(previous, MIN_SCRATCH_SLOT_CAP, sum(op.num_outputs for op in ops) + 1024)
+
+
+def slot_cap(ops: list[RecordedOp], previous: int = 0) -> int:
+    """How many slots the code's scratch buffers allow (erratum E6.5): min(slot_cap_max,
+    max(256, inputs + outputs))."""
+    total = sum(op.num_inputs + op.num_outputs for op in ops)
+    return min(slot_cap_max(ops, previous), max(256, total))
 
 
 def unpack_flags(op: TraceOp, flags: int) -> None:
@@ -132,9 +137,10 @@ def trace_op_of(r: RecordedOp, kernels: dict[int, int], errata: frozenset[str]) 
 
 
 def build_trace(recorded: list[RecordedOp], kernels: dict[int, int] | None = None,
-                errata: frozenset[str] = NO_ERRATA) -> TraceGraph:
-    """The trace graph of `recorded`, as BackgroundThread::build_trace makes it."""
-    cap = slot_cap(recorded) if E6_5 in errata else None
+                errata: frozenset[str] = NO_ERRATA, scratch_slots: int = 0) -> TraceGraph:
+    """The trace graph of `recorded`, as BackgroundThread::build_trace makes it
+    (`scratch_slots`: the slot buffer's size from earlier builds, for E6.5)."""
+    cap = slot_cap(recorded, scratch_slots) if E6_5 in errata else None
     ptrs: dict[int, _PtrEntry] = {}
     slots: list[Slot] = []
     edges: list[Edge] = []

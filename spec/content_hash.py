@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from hypothesis import strategies as st
 
+from ..synthetic_bench import content_bench
 from .bits import mul, to_unsigned
 from .errata import NO_ERRATA, erratum
 from .errors import InvalidInput
@@ -158,7 +159,7 @@ declare(
     args=record(ops=Field(Json("[trace op]"), "the region's ops, as content_merkle "
                                               "region_inputs in the vectors")),
     result=record(out=HASH64), spec=(compute_content_hash,), errata=(E8_3, E8_4),
-    domain=regions,
+    domain=regions, bench=content_bench,
     edges=lambda: [{"ops": []}, {"ops": [{"schema_hash": "0x0"}]},
                    {"ops": [{"schema_hash": "0x1"}, {"schema_hash": "0x0"}]}],
 )

@@ -236,25 +236,26 @@ def node_count(dag: Dag, k: int | None) -> int:
 
 
 def dag_diff(a: Dag, ka: int | None, b: Dag, kb: int | None,
-             ma: list[int], mb: list[int], depth: int = 0) -> tuple[int, int]:
-    """(kind, depth) of the first divergence of two DAGs walked in lockstep; identical
-    subtrees (equal Merkle hashes) are skipped whole."""
+             ma: list[int], mb: list[int], depth: int = 0
+             ) -> tuple[int, int, int | None, int | None]:
+    """(kind, depth, node of a, node of b) of the first divergence of two DAGs walked in
+    lockstep (the DagDiff record); identical subtrees (equal Merkle hashes) are skipped."""
     while ka is not None and kb is not None:
         x, y = a.nodes[ka], b.nodes[kb]
         if ma[ka] == mb[kb]:
-            return DagDiffKind.IDENTICAL, depth
+            return DagDiffKind.IDENTICAL, depth, ka, kb
         if x.kind != y.kind:
-            return DagDiffKind.KIND_MISMATCH, depth
+            return DagDiffKind.KIND_MISMATCH, depth, ka, kb
         if x.kind == TraceNodeKind.TERMINAL:
-            return DagDiffKind.IDENTICAL, depth
+            return DagDiffKind.IDENTICAL, depth, ka, kb
         if x.kind == TraceNodeKind.REGION and x.content_hash != y.content_hash:
-            return DagDiffKind.CONTENT_MISMATCH, depth
+            return DagDiffKind.CONTENT_MISMATCH, depth, ka, kb
         if x.kind == TraceNodeKind.BRANCH:
             if guard_hash(*x.guard) != guard_hash(*y.guard) or len(x.arms) != len(y.arms):
-                return DagDiffKind.BRANCH_MISMATCH, depth
+                return DagDiffKind.BRANCH_MISMATCH, depth, ka, kb
             for (va, ta), (vb, tb) in zip(x.arms, y.arms, strict=True):
                 if va != vb:
-                    return DagDiffKind.BRANCH_MISMATCH, depth
+                    return DagDiffKind.BRANCH_MISMATCH, depth, ka, kb
                 sub = dag_diff(a, ta, b, tb, ma, mb, depth + 1)
                 if sub[0] != DagDiffKind.IDENTICAL:
                     return sub
@@ -262,14 +263,14 @@ def dag_diff(a: Dag, ka: int | None, b: Dag, kb: int | None,
             if (body_content_hash(a, x.body), x.feedback, x.term_kind, x.repeat_count,
                     x.epsilon_bits) != (body_content_hash(b, y.body), y.feedback, y.term_kind,
                                         y.repeat_count, y.epsilon_bits):
-                return DagDiffKind.LOOP_MISMATCH, depth
+                return DagDiffKind.LOOP_MISMATCH, depth, ka, kb
             sub = dag_diff(a, x.body, b, y.body, ma, mb, depth + 1)
             if sub[0] != DagDiffKind.IDENTICAL:
                 return sub
         ka, kb, depth = x.next, y.next, depth + 1
     if ka is None and kb is None:
-        return DagDiffKind.IDENTICAL, depth
-    return DagDiffKind.STRUCTURE_MISMATCH, depth
+        return DagDiffKind.IDENTICAL, depth, ka, kb
+    return DagDiffKind.STRUCTURE_MISMATCH, depth, ka, kb
 
 
 def replay(dag: Dag, k: int | None, choose: dict[int, int], out: list[int]) -> bool:

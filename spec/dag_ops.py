@@ -35,7 +35,7 @@ def merkle_op(dag: Any, errata: frozenset[str] = NO_ERRATA) -> dict:
 
 def diff_op(a: Any, b: Any) -> dict:
     da, db = dag_from_wire(a, "args.a"), dag_from_wire(b, "args.b")
-    kind, depth = dag_diff(da, da.root, db, db.root, merkle_hashes(da), merkle_hashes(db))
+    kind, depth, _, _ = dag_diff(da, da.root, db, db.root, merkle_hashes(da), merkle_hashes(db))
     return {"kind": int(kind), "depth": depth}
 
 

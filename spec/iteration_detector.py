@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 
 from hypothesis import strategies as st
 
+from ..synthetic_bench import detector_bench
 from .errata import NO_ERRATA, erratum
 from .layout import Member, array, bool_, hash64, pad, struct, u8, u32
 from .registry import declare
@@ -162,7 +163,7 @@ declare(
     args=record(stream=Field(List(HASH64), "schema hashes in op order")),
     result=record(boundaries=Json("[{index, last_completed_len, boundaries_detected}]"),
                   final_state=Json("{confirmed, match_pos, ...}")),
-    spec=(check,), errata=(E7_1,), domain=periodic_streams,
+    spec=(check,), errata=(E7_1,), domain=periodic_streams, bench=detector_bench,
     not_applicable={"cupy": "each hash moves the state the next one is matched against"},
     edges=lambda: [{"stream": []}, {"stream": _WITNESS * 4},
                    {"stream": ["0x1"] * 20}, {"stream": _WITNESS[:3] * 2}],

@@ -6,6 +6,7 @@ from dataclasses import dataclass
 
 from hypothesis import strategies as st
 
+from ..synthetic_bench import plan_bench
 from .errors import InvalidInput
 from .layout import Member, bool_, enum_of, i8, i32, id32, pad, ptr, struct, u32, u64
 from .layout_ops import scalar_from_wire
@@ -237,7 +238,7 @@ declare(
     summary="The memory plan: a 256-aligned pool offset per internal slot, and the pool size.",
     args=record(slots=_SLOTS),
     result=record(offsets=Json("[u64]"), pool_bytes=U64, num_slots=U32, num_external=U32),
-    spec=(compute_memory_plan,), domain=slot_sets,
+    spec=(compute_memory_plan,), domain=slot_sets, bench=plan_bench,
     not_applicable={"cupy": _SEQUENTIAL},
     invalid=(InvalidCase("an internal slot that dies before it is born", lambda: st.just(
         {"slots": [{"nbytes": 8, "birth_op": 3, "death_op": 2, "is_external": False}]})),),

@@ -13,6 +13,7 @@ from typing import Any
 
 from hypothesis import strategies as st
 
+from ..synthetic_bench import build_bench
 from .build_trace import RecordedOp, TraceGraph, build_trace
 from .ckernel import TABLE_CAP
 from .errata import NO_ERRATA
@@ -145,17 +146,18 @@ def traces(draw, max_ops: int = 12) -> dict:
     return {"ops": ops, "kernels": kernels}
 
 
+OPS_FIELD = Field(Json("[op]"), "ring entries with their metas, in order")
+KERNELS_FIELD = Field(Json("[[schema_hash, kernel_id]]"), "CKernel registrations", default=[])
+
 declare(
     "trace.build", chapter=6,
     summary="Build one iteration's trace graph: TraceEntries, DATA_FLOW/ALIAS edges (CSR), "
             "slots with their plan, content hash.",
-    args=record(ops=Field(Json("[op]"), "ring entries with their metas, in order"),
-                kernels=Field(Json("[[schema_hash, kernel_id]]"), "CKernel registrations",
-                              default=[])),
+    args=record(ops=OPS_FIELD, kernels=KERNELS_FIELD),
     result=record(ops=Json("[TraceEntry fields]"), edges=Json("[edge]"),
                   fwd_offsets=Json("[u32]"), rev_offsets=Json("[u32]"), slots=Json("[slot]"),
                   pool_bytes=U64, num_external=U32, content_hash=HASH64),
-    spec=(build_trace,), domain=traces,
+    spec=(build_trace,), domain=traces, bench=build_bench,
     errata=("E6.1", "E6.4", "E6.5", "E8.3", "E8.4"),
     not_applicable={"cupy": "the pointer map is read and written op by op, in order"},
     invalid=(InvalidCase("a meta of 9 dimensions", lambda: st.just(

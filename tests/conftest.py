@@ -12,6 +12,7 @@ import crucible_spec
 crucible_spec.load_all()
 
 settings.register_profile("ci", deadline=None, suppress_health_check=[HealthCheck.too_slow],
+                          derandomize=True,
                           print_blob=True)
 settings.register_profile("dev", deadline=None, suppress_health_check=[HealthCheck.too_slow])
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "dev"))

@@ -13,7 +13,14 @@ from hypothesis import strategies as st
 
 from crucible_spec.conformance.vectors import draw as draw_examples
 from crucible_spec.engine import Implementation
-from crucible_spec.spec.crtrace import E18_1, LoadedTrace, frame, parse_crtrace, write_crtrace
+from crucible_spec.spec.crtrace import (
+    E18_1,
+    LoadedTrace,
+    frame,
+    name_table_end,
+    parse_crtrace,
+    write_crtrace,
+)
 from crucible_spec.spec.crtrace_ops import traces
 from crucible_spec.spec.errors import InvalidInput, SpecError
 from crucible_spec.spec.tensor_meta import TENSOR_META
@@ -45,7 +52,16 @@ def test_legacy_meta_records_read_as_prefixes_of_a_default_meta(size, t):
                                   TENSOR_META.pack(TENSOR_META.default_values())[size:])
                for m in t.metas]
     for with_names in (False, True):
-        assert parse_crtrace(_legacy(t, size, with_names)) == \
+        data = _legacy(t, size, with_names)
+        f = frame(data)
+        if f.meta_size != size:
+            # The format is ambiguous here: the larger records fit and end the file exactly
+            # or before a well-formed name table, which detection prefers.
+            assert f.meta_size > size
+            end = name_table_end(data, f.meta_end)
+            assert f.meta_end == len(data) or end == len(data)
+            continue
+        assert parse_crtrace(data) == \
             (t if with_names else LoadedTrace(t.entries, t.meta_starts, t.scope_hashes,
                                               t.callsite_hashes, t.metas, {}))
 

@@ -41,17 +41,30 @@ def add_parser(sub) -> None:
     p = sub.add_parser(
         "bench", help="time reference vs numba vs cupy",
         description="Time each op's reference, numba and cupy implementations on the same "
-                    "generated inputs at several sizes. Kernel times exclude converting Python "
-                    "values to columns; end-to-end times include it. Fast results are checked "
-                    "against the reference wherever it ran (exit 1 on a mismatch).")
+                    "generated inputs at several sizes. A size is the number of items in a "
+                    "batch, except for whole-trace ops (detector.run, trace.build, "
+                    "dag.content_hash, plan.compute), where it is the number of ops in one "
+                    "synthetic transformer trace. Each side is timed on inputs already "
+                    "converted to what it works on: 'reference' runs on decoded arguments "
+                    "(an op whose reference decodes its own JSON arguments has that decoding "
+                    "left out; 'ref e2e' includes it); a kernel is timed columns in, columns "
+                    "out, and a kernel with a prepare step (numba trace.build and "
+                    "plan.compute) on its core alone, its conversion of the columns into its "
+                    "own arrays left out. 'x ref' is reference / kernel. End-to-end times take "
+                    "Python values in and out, as serve pays; 'e2e x ref' is ref e2e / e2e. "
+                    "Fast results are checked against the reference wherever it ran (exit 1 "
+                    "on a mismatch).")
     p.add_argument("--ops", nargs="*", metavar="GLOB", help="ops to time (default: all)")
     p.add_argument("--sizes", type=_sizes, default=[1_000, 10_000, 100_000],
-                   help="comma-separated batch sizes (default 1000,10000,100000)")
+                   help="comma-separated sizes: items per batch, or ops per trace (default "
+                        "1000,10000,100000)")
     p.add_argument("--impl", action="append", choices=["numba", "cupy"],
                    help="fast backend to time (repeatable; default both)")
     p.add_argument("--ref-max", type=int, default=100_000,
                    help="largest size the reference is timed at (default 100000)")
-    p.add_argument("--repeat", type=int, default=3, help="kernel timings: best of N")
+    p.add_argument("--repeat", type=int, default=3,
+                   help="kernel timings: best of N, fewer once the runs took a second "
+                        "(default 3; the reference runs once)")
     p.add_argument("--seed", type=int, default=0, help="input generator seed")
     p.add_argument("--json", metavar="FILE", help="also write the results as JSON")
     p.set_defaults(func=run)

@@ -71,6 +71,93 @@ def run_explain(args: argparse.Namespace) -> int:
     return 1 if ex.difference else 0
 
 
+def _graph_source(path: str, region: int, profile: str) -> dict:
+    """A trace graph in trace.build's result form: from a .crtrace (region K of the reference
+    pipeline), from trace.build args (built by the reference), or a result as it is."""
+    from ..spec.errors import InvalidInput
+    from ..spec.pipeline import recorded_of, run_pipeline
+    from ..spec.trace_build_ops import graph_to_wire, trace_build
+
+    errata = profile_errata(profile)
+    if path.endswith(".crtrace"):
+        from ..spec.crtrace import parse_crtrace
+
+        try:
+            run = run_pipeline(recorded_of(parse_crtrace(Path(path).read_bytes(), errata)),
+                               None, errata)
+        except OSError as e:
+            raise UsageError(f"cannot read {path}: {e.strerror or e}") from None
+        except InvalidInput as e:
+            raise UsageError(f"{path}: {e.message}") from None
+        if not 0 <= region < len(run.regions):
+            raise UsageError(f"{path} has {len(run.regions)} regions; no region {region}")
+        r = run.regions[region]
+        return graph_to_wire(r.graph, r.plan)
+    value = _read_json(path)
+    value = value.get("result", value.get("args", value)) if "op" in value else value
+    if "fwd_offsets" in value or "offsets" in value:
+        return value
+    try:
+        if "ops" in value:
+            return trace_build(value["ops"], value.get("kernels", []), errata)
+        if "slots" in value:
+            from ..spec.memory_plan import plan_compute
+
+            return plan_compute(value["slots"])
+    except InvalidInput as e:
+        raise UsageError(f"{path}: {e.message}") from None
+    raise UsageError(f"{path}: expected a .crtrace, or a trace.build or plan.compute result "
+                     f"or args")
+
+
+def _report(findings: list, as_json: bool, same: str) -> int:
+    if as_json:
+        print(json.dumps([{"where": f.where, "text": f.text} for f in findings], indent=2))
+    else:
+        print("\n".join(f.describe() for f in findings) if findings else same)
+    return 1 if findings else 0
+
+
+def run_graph(args: argparse.Namespace) -> int:
+    from ..conformance import oracle_graphs
+    from ..spec.errors import InvalidInput
+
+    expected = _graph_source(args.expected, args.region, args.profile)
+    got = _graph_source(args.got, args.region, args.profile)
+    try:
+        if args.action == "trace":
+            findings = oracle_graphs.trace_diff(expected, got)
+        else:
+            findings = oracle_graphs.plan_diff(expected, got)
+    except InvalidInput as e:
+        raise UsageError(e.message) from None
+    return _report(findings, args.json, f"identical {args.action}s")
+
+
+def run_dag(args: argparse.Namespace) -> int:
+    from ..conformance import oracle_graphs
+    from ..spec.errors import InvalidInput
+
+    a, b = (_read_json(p) for p in (args.expected, args.got))
+    try:
+        findings = oracle_graphs.dag_diff(a.get("dag", a), b.get("dag", b),
+                                          profile_errata(args.profile))
+    except InvalidInput as e:
+        raise UsageError(e.message) from None
+    return _report(findings, args.json, "identical DAGs")
+
+
+def _graph_parser(osub, name: str, what: str, description: str, func) -> None:
+    g = osub.add_parser(name, help=what, description=description)
+    g.add_argument("expected", metavar="EXPECTED")
+    g.add_argument("got", metavar="GOT")
+    g.add_argument("--region", type=int, default=0,
+                   help="for a .crtrace: which region of the pipeline (default 0)")
+    g.add_argument("--profile", default="crucible", help="errata profile (default crucible)")
+    g.add_argument("--json", action="store_true", help="machine-readable output")
+    g.set_defaults(func=func)
+
+
 def add_parser(sub) -> None:
     p = sub.add_parser("oracle", help="find where bytes or answers diverge",
                        description="Debugging tools backed by the reference.")
@@ -95,3 +182,20 @@ def add_parser(sub) -> None:
     e.add_argument("got", metavar="GOT.json")
     e.add_argument("--profile", default="crucible", help="errata profile (default crucible)")
     e.set_defaults(func=run_explain)
+    sources = ("EXPECTED and GOT are each a .crtrace (the reference builds region --region of "
+               "its pipeline), trace.build args (built by the reference) or a trace.build "
+               "result (JSON).")
+    _graph_parser(osub, "trace", "first divergent op, edge and slot of two trace graphs",
+                  "Compare two trace graphs and name the first divergent op, edge (forward "
+                  "CSR order) and slot, then the offsets, pool and content hash. " + sources +
+                  " Exit 1 if they differ.", run_graph)
+    _graph_parser(osub, "plan", "first divergent slot of two memory plans, and broken "
+                                "invariants",
+                  "Compare two memory plans: the first slot whose offset differs, the pools, "
+                  "and every invariant GOT breaks (live slots overlapping, misaligned, outside "
+                  "the pool). " + sources + " A plan.compute result or its args (slots) also "
+                  "serve. Exit 1 if they differ.", run_graph)
+    _graph_parser(osub, "dag", "first divergent node of two Merkle DAGs",
+                  "Walk two DAGs (JSON in dag.merkle's args form: {dag: {nodes, root}}) in "
+                  "lockstep as dag_diff does and name the first divergent node pair, the kind "
+                  "of divergence and the nodes' Merkle hashes. Exit 1 if they differ.", run_dag)

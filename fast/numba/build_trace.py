@@ -193,19 +193,39 @@ def graph_of(a: TraceArrays, b: Built, ops: list[TraceOp]) -> TraceGraph:
     return TraceGraph(ops, edges, slots, b.content_hash)
 
 
-@kernel("trace.build", "numba", models=(E6_1, E6_4, E6_5, E8_3, "E8.4"))
-def build_batch(ops, kernels, errata):
-    rows = []
+def prepare_build(ops, kernels, errata=frozenset()) -> list[tuple]:
+    """Per trace, what the core reads and what the wire result needs: its ops decoded and as
+    arrays, its CKernel table, the profile and the E6.5 cap."""
+    out = []
     for wire_ops, wire_kernels in zip(ops, kernels, strict=True):
         recorded = recorded_ops(wire_ops)
-        a = arrays_of(recorded)
-        cap = slot_cap(recorded) if E6_5 in errata else -1
-        built = build_arrays(a, errata, cap)
-        graph = graph_of(a, built, ops_of(recorded, kernels_from_wire(wire_kernels), errata))
-        external = built.slots[:, 3].astype(np.bool_)
-        offsets, pool = plan_arrays(built.slots[:, 0].astype(np.uint64), built.slots[:, 1],
-                                    built.slots[:, 2], external)
-        rows.append(graph_to_wire(graph, Plan(offsets.tolist(), pool, int(external.sum()))))
+        out.append((recorded, kernels_from_wire(wire_kernels), arrays_of(recorded), errata,
+                    slot_cap(recorded) if E6_5 in errata else -1))
+    return out
+
+
+def build_and_plan(prepared: list[tuple]) -> list[tuple]:
+    """Per trace, build_arrays then the planner on its slots: (built, offsets, pool bytes)."""
+    out = []
+    for _, _, a, errata, cap in prepared:
+        b = build_arrays(a, errata, cap)
+        out.append((b, *plan_arrays(b.slots[:, 0].astype(np.uint64), b.slots[:, 1],
+                                    b.slots[:, 2], b.slots[:, 3].astype(np.bool_))))
+    return out
+
+
+@kernel("trace.build", "numba", models=(E6_1, E6_4, E6_5, E8_3, "E8.4"))
+def build_batch(ops, kernels, errata):
+    prepared = prepare_build(ops, kernels, errata)
+    rows = []
+    for (recorded, table, a, _, _), (built, offsets, pool) in zip(
+            prepared, build_and_plan(prepared), strict=True):
+        graph = graph_of(a, built, ops_of(recorded, table, errata))
+        rows.append(graph_to_wire(graph, Plan(offsets.tolist(), pool,
+                                              int(built.slots[:, 3].sum()))))
     return {k: [r[k] for r in rows] for k in rows[0]} if rows else \
         {k: [] for k in ("ops", "edges", "fwd_offsets", "rev_offsets", "slots", "pool_bytes",
                          "num_external", "content_hash")}
+
+
+build_batch.prepare, build_batch.core = prepare_build, build_and_plan

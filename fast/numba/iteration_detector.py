@@ -1,11 +1,12 @@
-"""numba kernel for the iteration detector: one pass per stream, with the KMP restart."""
+"""numba kernel for the iteration detector: one pass per stream, with the KMP restart (or the
+seed's first-hash-only restart under E7.1)."""
 
 from __future__ import annotations
 
 import numpy as np
 from numba import njit
 
-from ...spec.iteration_detector import Detector, K, state_wire
+from ...spec.iteration_detector import E7_1, Detector, K, state_wire
 from ...spec.registry import kernel
 
 
@@ -24,7 +25,7 @@ def _restart(sig, pos, h):
 
 
 @njit(cache=True)
-def detect(stream, sig, hashes, state, out_index, out_len, out_count):
+def detect(stream, sig, hashes, state, out_index, out_len, out_count, kmp):
     """hashes = [expected]; state = [signature_len, pos, confirmed, since, detected, last];
     returns the number of boundaries written to the out arrays."""
     expected = hashes[0]
@@ -42,7 +43,7 @@ def detect(stream, sig, hashes, state, out_index, out_len, out_count):
             continue
         if h != expected:
             if pos != 0:
-                pos = _restart(sig, pos, h)
+                pos = _restart(sig, pos, h) if kmp else (1 if h == sig[0] else 0)
                 expected = sig[pos]
             continue
         if pos + 1 < K:
@@ -68,27 +69,33 @@ def detect(stream, sig, hashes, state, out_index, out_len, out_count):
     return found
 
 
-def run_one(stream: list[int]) -> dict:
-    s = np.array(stream, dtype=np.uint64)
+def boundaries_of(s: np.ndarray, errata: frozenset[str] = frozenset()
+                  ) -> tuple[np.ndarray, np.ndarray, np.ndarray, Detector]:
+    """Index, last completed length and count of every boundary, and the final state."""
     sig = np.zeros(K, dtype=np.uint64)
     hashes = np.zeros(1, dtype=np.uint64)
     state = np.zeros(6, dtype=np.int64)
     idx = np.zeros(s.size, dtype=np.int64)
     lens = np.zeros(s.size, dtype=np.int64)
     counts = np.zeros(s.size, dtype=np.int64)
-    found = detect(s, sig, hashes, state, idx, lens, counts)
+    found = detect(s, sig, hashes, state, idx, lens, counts, E7_1 not in errata)
     sig_len, pos, confirmed, since, detected, last = (int(x) for x in state)
     d = Detector([int(x) for x in sig], sig_len, int(hashes[0]), pos, bool(confirmed), since,
                  detected, last)
-    return {"boundaries": [{"index": int(a), "last_completed_len": int(b),
-                            "boundaries_detected": int(c)} for a, b, c in
-                           zip(idx[:found], lens[:found], counts[:found], strict=True)],
+    return idx[:found], lens[:found], counts[:found], d
+
+
+def run_one(stream: list[int], errata: frozenset[str]) -> dict:
+    idx, lens, counts, d = boundaries_of(np.array(stream, dtype=np.uint64), errata)
+    return {"boundaries": [{"index": a, "last_completed_len": b, "boundaries_detected": c}
+                           for a, b, c in zip(idx.tolist(), lens.tolist(), counts.tolist(),
+                                              strict=True)],
             "final_state": state_wire(d)}
 
 
-@kernel("detector.run", "numba")
-def detector_batch(stream):
-    rows = [run_one(s) for s in _rows(stream)]
+@kernel("detector.run", "numba", models=(E7_1,))
+def detector_batch(stream, errata: frozenset[str] = frozenset()):
+    rows = [run_one(s, errata) for s in _rows(stream)]
     return {"boundaries": [r["boundaries"] for r in rows],
             "final_state": [r["final_state"] for r in rows]}
 

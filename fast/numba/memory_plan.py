@@ -106,13 +106,18 @@ def plan_arrays(nbytes, birth, death, external):
     return offsets, int(pool)
 
 
-def plan_one(slots) -> dict:
+def slot_arrays(slots) -> list[np.ndarray]:
+    """nbytes, birth, death and is_external of wire slots, as arrays."""
     parsed = plan_slots(slots)
-    arrays = [np.array([getattr(s, f) for s in parsed], dtype=t) for f, t in
-              (("nbytes", np.uint64), ("birth_op", np.int64), ("death_op", np.int64),
-               ("is_external", np.bool_))]
+    return [np.array([getattr(s, f) for s in parsed], dtype=t) for f, t in
+            (("nbytes", np.uint64), ("birth_op", np.int64), ("death_op", np.int64),
+             ("is_external", np.bool_))]
+
+
+def plan_one(slots) -> dict:
+    arrays = slot_arrays(slots)
     offsets, pool = plan_arrays(*arrays)
-    return {"offsets": offsets.tolist(), "pool_bytes": pool, "num_slots": len(parsed),
+    return {"offsets": offsets.tolist(), "pool_bytes": pool, "num_slots": len(arrays[0]),
             "num_external": int(arrays[3].sum())}
 
 
@@ -122,3 +127,12 @@ def plan_batch(slots):
     return {"offsets": [r["offsets"] for r in rows]} | {
         k: np.array([r[k] for r in rows], dtype=np.uint64)
         for k in ("pool_bytes", "num_slots", "num_external")}
+
+
+def plan_core(prepared: list[list[np.ndarray]]) -> list[tuple[np.ndarray, int]]:
+    """The planner over each slot set's arrays."""
+    return [plan_arrays(*a) for a in prepared]
+
+
+plan_batch.prepare = lambda slots: [slot_arrays(s) for s in slots]
+plan_batch.core = plan_core

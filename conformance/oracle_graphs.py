@@ -1,0 +1,118 @@
+"""Oracle diffs of whole trace graphs, memory plans and DAGs: the first divergent op, edge,
+slot or node, named the way the spec names them.
+
+A trace graph is compared in the wire form of `trace.build`'s result, a plan in the form of
+`plan.compute`'s result (or a trace graph's slots), a DAG in the form of `dag.merkle`'s args.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from ..spec.dag import dag_diff as spec_dag_diff
+from ..spec.dag import dag_from_wire, merkle_hashes
+from ..spec.errata import NO_ERRATA
+from ..spec.errors import InvalidInput
+from ..spec.memory_plan import Plan, PlanSlot, align256, plan_slots
+from ..spec.merkle_dag import DagDiffKind
+from ..spec.plan_validity import plan_violations
+from ..spec.schema import HASH64
+from .diff import first_difference
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One divergence: what (op 3, slot 7, node 2), and how."""
+
+    where: str
+    text: str
+
+    def describe(self) -> str:
+        return f"{self.where}: {self.text}"
+
+
+def _need(obj: Any, keys: tuple[str, ...], what: str) -> dict:
+    if not isinstance(obj, dict) or not set(keys) <= set(obj):
+        raise InvalidInput(f"{what}: expected an object with {', '.join(keys)}")
+    return obj
+
+
+def _first_item(kind: str, a: list, b: list) -> Finding | None:
+    """The first item (by index) that differs between two lists of records."""
+    for i, (x, y) in enumerate(zip(a, b, strict=False)):
+        d = first_difference(x, y, f"{kind}[{i}]")
+        if d:
+            return Finding(f"{kind} {i}", d.describe())
+    if len(a) != len(b):
+        return Finding(kind, f"expected {len(a)}, got {len(b)}")
+    return None
+
+
+def trace_diff(expected: dict, got: dict) -> list[Finding]:
+    """The first divergent op, edge (forward CSR order) and slot of two trace graphs, then
+    their offsets, pools and content hashes."""
+    keys = ("ops", "edges", "fwd_offsets", "rev_offsets", "slots", "content_hash")
+    _need(expected, keys, "expected")
+    _need(got, keys, "got")
+    out = []
+    for kind, key in (("op", "ops"), ("edge", "edges"), ("slot", "slots")):
+        f = _first_item(kind, expected[key], got[key])
+        if f:
+            out.append(f)
+    for key in ("fwd_offsets", "rev_offsets", "pool_bytes", "num_external", "content_hash"):
+        d = first_difference(expected.get(key), got.get(key), key)
+        if d:
+            out.append(Finding(key, d.describe()))
+    return out
+
+
+def plan_of(obj: dict, what: str) -> tuple[Plan, list[PlanSlot] | None]:
+    """A plan from a plan.compute result ({offsets, pool_bytes}) or a trace graph's slots
+    (which also give the slots themselves)."""
+    if isinstance(obj, dict) and "slots" in obj and "pool_bytes" in obj:
+        slots = plan_slots([{k: s[k] for k in ("nbytes", "birth_op", "death_op", "is_external")}
+                            for s in obj["slots"]])
+        offsets = [int(s["offset_bytes"]) for s in obj["slots"]]
+        return Plan(offsets, int(obj["pool_bytes"])), slots
+    _need(obj, ("offsets", "pool_bytes"), what)
+    return Plan([int(x) for x in obj["offsets"]], int(obj["pool_bytes"])), None
+
+
+def plan_diff(expected: dict, got: dict, slots: list[PlanSlot] | None = None) -> list[Finding]:
+    """The first slot whose offset differs, the pools, and every way `got` breaks the plan
+    invariants (overlap of live slots, misalignment, outside the pool) when the slots are
+    known."""
+    pe, se = plan_of(expected, "expected")
+    pg, sg = plan_of(got, "got")
+    slots = slots or se or sg
+    out = []
+    for i, (a, b) in enumerate(zip(pe.offsets, pg.offsets, strict=False)):
+        if a != b:
+            s = slots[i] if slots and i < len(slots) else None
+            size = f" ({align256(s.nbytes)} B, ops {s.birth_op}..{s.death_op})" if s else ""
+            out.append(Finding(f"slot {i}", f"offset expected {a}, got {b}{size}"))
+            break
+    if len(pe.offsets) != len(pg.offsets):
+        out.append(Finding("slots", f"expected {len(pe.offsets)}, got {len(pg.offsets)}"))
+    if pe.pool_bytes != pg.pool_bytes:
+        out.append(Finding("pool_bytes", f"expected {pe.pool_bytes}, got {pg.pool_bytes}"))
+    if slots and len(slots) == len(pg.offsets):
+        out += [Finding("invariant", v) for v in plan_violations(slots, pg)]
+    return out
+
+
+def dag_diff(a: Any, b: Any, errata: frozenset[str] = NO_ERRATA) -> list[Finding]:
+    """Where two DAGs first diverge (the spec's dag_diff walk), with the nodes' Merkle
+    hashes."""
+    da, db = dag_from_wire(a, "expected"), dag_from_wire(b, "got")
+    ma, mb = merkle_hashes(da, errata), merkle_hashes(db, errata)
+    kind, depth, ka, kb = spec_dag_diff(da, da.root, db, db.root, ma, mb)
+    if kind == DagDiffKind.IDENTICAL:
+        return []
+
+    def node(m: list[int], k: int | None) -> str:
+        return "none" if k is None else f"node {k} (merkle {HASH64.encode(m[k])})"
+
+    return [Finding(f"depth {depth}", f"{DagDiffKind(kind).name}: expected {node(ma, ka)}, "
+                                      f"got {node(mb, kb)}")]

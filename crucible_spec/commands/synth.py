@@ -1,0 +1,77 @@
+"""`crucible-spec synth`: write a synthetic training-loop trace as a .crtrace file."""
+
+from __future__ import annotations
+
+import argparse
+import math
+from pathlib import Path
+
+from .common import UsageError
+
+
+def count(text: str, what: str, least: int) -> int:
+    """An integer written as 100000, 100_000 or 1e5, at least `least`."""
+    try:
+        value: int | None = int(text)
+    except ValueError:
+        try:
+            f = float(text)
+        except ValueError:
+            f = math.nan
+        value = int(f) if f.is_integer() else None
+    if value is None or value < least:
+        raise UsageError(f"{what}: expected an integer >= {least}, got {text!r}")
+    return value
+
+
+def summary(num_ops: int, length: int, metas: int, size: int) -> str:
+    full, tail = divmod(num_ops, length)
+    cut = f" and one cut to {tail}" if tail else ""
+    return (f"{num_ops} ops ({full} iterations of {length}{cut}), {metas} metas, "
+            f"{size} bytes")
+
+
+def run(args: argparse.Namespace) -> int:
+    from ..spec.crtrace import write_crtrace
+    from ..synthetic import SHAPES, iteration_length, synthetic_trace
+
+    if args.shape not in SHAPES:
+        raise UsageError(f"--shape: {args.shape!r} is not one of {', '.join(SHAPES)}")
+    num_ops = count(args.ops, "--ops", 1)
+    seed = count(args.seed, "--seed", 0)
+    trace = synthetic_trace(num_ops, args.shape, seed, args.fresh_storages)
+    data = write_crtrace(trace)
+    try:
+        Path(args.output).write_bytes(data)
+    except OSError as e:
+        raise UsageError(f"cannot write {args.output}: {e.strerror or e}") from None
+    length = iteration_length(args.shape, seed)
+    print(f"synthesized {args.shape} (seed {seed}): "
+          f"{summary(num_ops, length, len(trace.metas), len(data))} -> {args.output}")
+    return 0
+
+
+def add_parser(sub) -> None:
+    p = sub.add_parser(
+        "synth", help="write a synthetic training-loop trace as a .crtrace file",
+        description="Write a deterministic synthetic trace shaped like a recorded training "
+                    "loop, without PyTorch: one iteration of a model's forward, backward and "
+                    "optimizer ops (parameters and optimizer state as external tensors, "
+                    "activations, views, in-place updates, a tensorless op), repeated until "
+                    "--ops (the last iteration may be cut). mlp: 3 Linear layers with SGD, 51 "
+                    "ops an iteration; transformer: a 2-block GPT with AdamW, 408 ops. Every "
+                    "iteration has the same pointers, as a caching allocator gives them, unless "
+                    "--fresh-storages. The same arguments give the same bytes.")
+    p.add_argument("--ops", required=True, metavar="N",
+                   help="number of ops in the trace (e.g. 100000 or 1e5)")
+    p.add_argument("--shape", default="mlp", metavar="SHAPE",
+                   help="mlp (default) or transformer")
+    p.add_argument("--seed", default="0", metavar="S",
+                   help="picks the model's sizes, dtype and addresses, never its ops "
+                        "(default 0)")
+    p.add_argument("--fresh-storages", action="store_true",
+                   help="give each iteration's activations new addresses (as 'crucible-spec "
+                        "record' remaps storages) instead of reusing the first iteration's")
+    p.add_argument("-o", "--output", required=True, metavar="FILE.crtrace",
+                   help="the .crtrace to write")
+    p.set_defaults(func=run)

@@ -1,0 +1,53 @@
+"""`crucible-spec bench`: the reference splits are the references, kernels with a prepare step
+are timed on their core, and small whole-trace rows check out against the reference."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from crucible_spec import bench, load_all
+from crucible_spec.engine import decode_args, run_reference
+from crucible_spec.spec.registry import REGISTRY
+
+load_all()
+
+WHOLE_TRACE = ["detector.run", "trace.build", "dag.content_hash", "plan.compute"]
+
+
+@pytest.mark.parametrize("name", sorted(bench.REFERENCE_SPLITS))
+def test_a_split_reference_is_the_reference(name):
+    op, split = REGISTRY.ops[name], bench.REFERENCE_SPLITS[name]
+    edges = [decode_args(op, wire) for wire in (op.edges() if op.edges else [])]
+    for args in [*op.bench(300, np.random.default_rng(1)), *edges]:
+        want = op.result.encode(run_reference(op, args))
+        assert op.result.encode(split.finish(split.core(split.prepare(**args)))) == want
+
+
+def test_best_of_stops_repeating_past_its_budget():
+    calls = []
+    bench.best_of(lambda: calls.append(1), repeat=5, budget=0.0)
+    assert calls == [1]
+    bench.best_of(lambda: calls.append(1), repeat=3, budget=float("inf"))
+    assert len(calls) == 4
+
+
+@pytest.mark.parametrize("name", WHOLE_TRACE)
+def test_a_whole_trace_row_matches_the_reference(name):
+    row = bench.bench_op(REGISTRY.ops[name], 300, ["numba"], ref_max=1000, repeat=1, seed=0)
+    assert row.mismatch == [] and row.reference is not None and row.reference_e2e is not None
+    assert row.reference <= row.reference_e2e
+    assert set(row.kernel) == set(row.end_to_end) == {"numba"}
+    assert ("numba" in row.core_only) == (name in ("trace.build", "plan.compute"))
+    text = bench.render([row], ["numba"])
+    assert "numba x ref" in text and "ref e2e" in text and "MISMATCH" not in text
+    json.dumps(bench.as_json([row], {"numba": "cpu"}))
+
+
+def test_the_reference_is_skipped_above_ref_max():
+    row = bench.bench_op(REGISTRY.ops["plan.compute"], 50, ["numba"], ref_max=10, repeat=1,
+                         seed=0)
+    assert row.reference is None and row.speedup("numba") is None
+    assert any("reference skipped" in n for n in row.notes)
