@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import random
+from collections.abc import Callable
 from dataclasses import replace
 
 import z3
@@ -20,7 +21,7 @@ from ..spec.memory_plan import (
 from ..spec.registry import Mutant
 from .obligation import Query, z3_obligation
 
-SEED = 0x10AD
+RNG_SEED = 0x10AD
 SIZES = (0, 1, 255, 256, 257, 512, 700, 768, 1024, 1500, 2048, 4096)
 """Sizes that round to a few 256-byte units, so exact fits, waste and splits all happen."""
 SPANS = (0, 0, 1, 1, 2, 3, 5, 9)
@@ -42,7 +43,7 @@ def _shapes() -> list[list[PlanSlot]]:
     return [
         # direct reuse with waste: 512 B takes the dying 2048 B; 1024 B splits the waste
         [s(2048, 0, 1), s(512, 2, 3), s(1024, 2, 4), s(256, 0, 4)],
-        # first-fit splits: one big hole, then smaller slots born in it one by one
+        # first-fit splits: 256 B reuses a dying 4096 B slot, later slots split the rest
         [s(4096, 0, 0), s(256, 1, 1), s(1024, 2, 6), s(700, 3, 6), s(300, 4, 6), s(5, 5, 6)],
         # swap-remove: three exact holes taken whole, in an order that moves the last entry
         [s(256, 0, 0), s(512, 0, 0), s(768, 0, 0), s(1, 0, 5), s(256, 2, 4), s(768, 2, 4),
@@ -57,7 +58,7 @@ def _shapes() -> list[list[PlanSlot]]:
 def instances() -> list[list[PlanSlot]]:
     """The fixed instances: the shapes, 24 seeded random slot sets of up to 50 slots, and one
     of 200 slots over 64 ops."""
-    rng = random.Random(SEED)
+    rng = random.Random(RNG_SEED)
     out = _shapes()
     for k in range(24):
         out.append(_random_slots(rng, rng.randint(2, 50), rng.choice((4, 10, 30)),
@@ -103,9 +104,13 @@ def violation(slots: list[PlanSlot], plan: Plan) -> z3.BoolRef:
               z3.BoolVal(pool % ALIGNMENT != 0)))
 
 
-def sweep(slots: list[PlanSlot], free_delay: int = 1, first_fit=_first_fit) -> Plan:
-    """compute_memory_plan's sweep with its parts exposed for the mutants: a slot is freed
-    `free_delay` ops after its death, and newborns are placed by `first_fit`."""
+FirstFit = Callable[[list[list[int]], int, int], tuple[int, int]]
+
+
+def sweep(slots: list[PlanSlot], free_delay: int = 1, first_fit: FirstFit = _first_fit) -> Plan:
+    """compute_memory_plan's sweep (device fields aside) with its parts exposed for the
+    mutants: a slot is freed `free_delay` ops after its death, newborns are placed by
+    `first_fit`."""
     plan = Plan([0] * len(slots), num_external=sum(s.is_external for s in slots))
     born: dict[int, list[int]] = {}
     freed: dict[int, list[int]] = {}

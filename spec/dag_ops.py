@@ -222,7 +222,7 @@ erratum(
     flag="result",
     detail="dim_index (16 bits) is shifted left by 56, so only its low byte survives: guards on "
            "dims 1 and 257 of the same argument are one guard to the branch and its Merkle "
-           "hash. z3 finds such pairs at once (PO9.3). The spec keeps the packing and folds the "
+           "hash. z3 finds such pairs at once (PO9.2). The spec keeps the packing and folds the "
            "high byte in apart; nothing changes below dim 256.",
 )
 
@@ -240,7 +240,7 @@ erratum(
                                  "0x915d14b6e41e4315"]}},
     flag="result",
     detail="The fold h ^= fmix64(arm merkle); h *= PHI is not commutative (z3 finds arm pairs "
-           "either way, PO9.4), while the Lean model proves order independence. add_branch "
+           "either way, PO9.3), while the Lean model proves order independence. add_branch "
            "keeps arms sorted by value, but a branch built or loaded with another order hashes "
            "differently. The spec folds the arms in value order.",
 )

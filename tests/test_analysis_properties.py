@@ -69,6 +69,7 @@ def test_two_iterations_only_confirm_the_signature(period):
     assert boundaries == [] and d.confirmed
 
 
+@settings(max_examples=60)
 @given(data=st.data(), errata=PROFILES)
 def test_batches_through_one_detector_give_the_boundaries_of_one_pass(data, errata):
     stream = data.draw(periodic_streams())["stream"]
@@ -96,7 +97,7 @@ def _build(args: dict, errata: frozenset[str]) -> TraceGraph:
     return build_trace(recorded_ops(args["ops"]), kernels_from_wire(args["kernels"]), errata)
 
 
-@settings(max_examples=60)
+@settings(max_examples=40)
 @given(args=traces(), errata=PROFILES)
 def test_forward_and_reverse_csr_group_the_same_edges(args, errata):
     g = _build(args, errata)
@@ -110,7 +111,7 @@ def test_forward_and_reverse_csr_group_the_same_edges(args, errata):
                 [e for e in g.edges if getattr(e, side) == i]
 
 
-@settings(max_examples=60)
+@settings(max_examples=40)
 @given(args=traces(), errata=PROFILES)
 def test_edges_point_forward_and_lifetimes_cover_every_use(args, errata):
     g = _build(args, errata)
@@ -126,7 +127,7 @@ def test_edges_point_forward_and_lifetimes_cover_every_use(args, errata):
             assert sid in g.ops[s.birth_op].output_slot_ids, "born at its first writer"
 
 
-@settings(max_examples=60)
+@settings(max_examples=40)
 @given(args=traces())
 def test_the_trace_content_hash_is_the_region_content_hash_of_its_ops(args):
     region = [{"schema_hash": o["schema_hash"], "inputs": o["inputs"],
@@ -160,17 +161,19 @@ def _assert_valid_and_bounded(slots: list[PlanSlot]) -> None:
     assert live_lower_bound(slots) <= greedy.pool_bytes
 
 
+@settings(max_examples=60)
 @given(args=slot_sets())
 def test_plans_of_random_slot_sets_are_valid(args):
     _assert_valid_and_bounded(plan_slots(args["slots"]))
 
 
+@settings(max_examples=60)
 @given(slots=reuse_heavy_slots())
 def test_plans_of_reuse_heavy_slot_sets_are_valid(slots):
     _assert_valid_and_bounded(slots)
 
 
-@settings(max_examples=60)
+@settings(max_examples=40)
 @given(args=traces(max_ops=20), errata=PROFILES)
 def test_plans_of_built_traces_are_valid(args, errata):
     g = _build(args, errata)
@@ -178,6 +181,7 @@ def test_plans_of_built_traces_are_valid(args, errata):
                                for s in g.slots])
 
 
+@settings(max_examples=60)
 @given(slots=reuse_heavy_slots())
 def test_the_mutants_sweep_with_the_spec_parts_is_the_spec_planner(slots):
     ours, spec = sweep(slots), compute_memory_plan(slots)
@@ -224,7 +228,7 @@ def test_broken_planners_are_caught():
 # --- the Merkle DAG -------------------------------------------------------------------------
 
 
-@settings(max_examples=60)
+@settings(max_examples=40)
 @given(args=REGISTRY.ops["dag.add_branch"].strategy(), errata=PROFILES)
 def test_add_branch_keeps_the_arms_sorted_by_value(args, errata):
     op = REGISTRY.ops["dag.add_branch"]
