@@ -239,8 +239,8 @@ erratum(
              "seed": {"merkle": ["0x0000000000000001", "0x0000000000000002",
                                  "0x915d14b6e41e4315"]}},
     flag="result",
-    detail="The fold h ^= fmix64(arm merkle); h *= PHI is not commutative (z3 finds arm pairs "
-           "either way, PO9.3), while the Lean model proves order independence. add_branch "
+    detail="The fold h ^= fmix64(arm merkle); h *= PHI is not commutative (PO9.3 checks the "
+           "witness), while the Lean model proves order independence. add_branch "
            "keeps arms sorted by value, but a branch built or loaded with another order hashes "
            "differently. The spec folds the arms in value order.",
 )
