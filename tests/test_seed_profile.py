@@ -8,10 +8,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from crucible_spec.engine import Implementation, decode_args, run_reference
+from crucible_spec.engine import Implementation
 from crucible_spec.spec.errata import SEEDS, profile_errata
 from crucible_spec.spec.registry import BACKENDS, REGISTRY
 from crucible_spec.witness import answer, matches
+from tests.test_differential import assert_batch_matches
 
 SEED = profile_errata(SEEDS["crucible"])
 PAIRS = sorted((name, b) for b in BACKENDS for name, models in REGISTRY.kernel_models[b].items()
@@ -32,12 +33,7 @@ def test_modelling_kernels_answer_the_seed_profile_themselves():
 @settings(max_examples=20)
 @given(data=st.data())
 def test_kernel_matches_the_reference_under_the_seed_profile(name, backend, data):
-    op = REGISTRY.ops[name]
-    drawn = data.draw(st.lists(op.strategy(), min_size=1, max_size=16), label="batch")
-    items = [decode_args(op, op.args.encode(a)) for a in drawn]
-    expected = [op.result.encode(run_reference(op, a, SEED)) for a in items]
-    got = [op.result.encode(r) for r in Implementation(backend, SEED).run_batch(op, items)]
-    assert got == expected
+    assert_batch_matches(name, backend, data, SEED, 16)
 
 
 @pytest.mark.parametrize("eid,name,backend", WITNESSES)
