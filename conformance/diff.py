@@ -122,7 +122,7 @@ def compare(op: Op, args: dict, expected_result: dict | None, expected_error: st
             return Difference("error", expected_error, response["result"],
                               note="expected an error, got a result")
         d = first_difference(expected_result, response["result"], "result")
-        if d is None:
+        if d is None or within_envelope(op, expected_result, response["result"]):
             return None
         if _same_values(op, expected_result, response["result"]):
             return Difference(d.path, d.expected, d.got,
@@ -139,6 +139,42 @@ def compare(op: Op, args: dict, expected_result: dict | None, expected_error: st
         return None
     return Difference("response", "{id, ok, result} or {id, ok: false, error}", response,
                       note="malformed response")
+
+
+def envelope(op: Op) -> dict[int, int]:
+    """The op's numeric envelope, word bits -> ulps: compare "ulp:f32=4,f64=2" allows each
+    float bit-pattern field (a hex u32 for f32, u64 for f64) that many units in the last
+    place; "exact" (the default) allows none."""
+    if not op.compare.startswith("ulp:"):
+        return {}
+    widths = {"f32": 32, "f64": 64}
+    return {widths[k]: int(v) for k, v in
+            (item.split("=") for item in op.compare.removeprefix("ulp:").split(","))}
+
+
+def ulp_distance(a: int, b: int, bits: int) -> int:
+    """Units in the last place between two IEEE bit patterns (+0 and -0 are 0 apart)."""
+    sign = 1 << (bits - 1)
+    return abs((-(a & ~sign) if a & sign else a) - (-(b & ~sign) if b & sign else b))
+
+
+def within_envelope(op: Op, expected: dict, got: Any) -> bool:
+    """Every field of `got` is the expected one, or a float within the op's envelope."""
+    ulps = envelope(op)
+    if not ulps or not isinstance(got, dict) or set(got) != set(expected):
+        return False
+    for name, want in expected.items():
+        t = op.result.fields[name].type
+        if got[name] == want:
+            continue
+        try:
+            a, b = int(want, 16), int(got[name], 16)
+        except (TypeError, ValueError):
+            return False
+        if not (isinstance(t, Int) and t.hex and t.bits in ulps and 0 <= b < 1 << t.bits
+                and ulp_distance(a, b, t.bits) <= ulps[t.bits]):
+            return False
+    return True
 
 
 def _same_values(op: Op, expected: dict, got: Any) -> bool:

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from hypothesis import HealthCheck, Phase, given, seed, settings
 
 from ..engine import Implementation
+from ..spec.errata import profile_errata
 from ..spec.errors import SpecError
 from ..spec.registry import REGISTRY, Op
 from .client import OK, Client, Reply
@@ -118,7 +119,25 @@ def hello(run: Run) -> dict | None:
     if reply.response.get("ok") is not True:
         run.events.append({"kind": "no-hello", "op": "hello", "detail": str(reply.response)})
         return None
-    return reply.response.get("result")
+    greeting = reply.response.get("result")
+    check_profile(run, greeting)
+    return greeting
+
+
+def check_profile(run: Run, greeting) -> None:
+    """An event when the implementation says it serves a profile with other errata than the
+    run checks: then every erratum-affected case fails, and this names the reason."""
+    served = greeting.get("profile") if isinstance(greeting, dict) else None
+    try:
+        errata = profile_errata(served) if isinstance(served, str) else None
+    except KeyError:
+        errata = None
+    if errata is not None and errata != run.errata:
+        diff = sorted(errata ^ run.errata)
+        run.events.append({"kind": "profile-mismatch", "op": "hello", "detail":
+                           f"the implementation serves profile {served!r}, whose errata differ "
+                           f"from this run's in {', '.join(diff)}: start it with the same "
+                           f"profile as --profile"})
 
 
 def run_op(run: Run, op: Op, cases: list[Case],

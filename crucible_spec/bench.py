@@ -12,6 +12,10 @@ reference end to end is all three. A fast kernel is timed columns in, columns ou
 with only the core timed (its conversion of columns into its own arrays excluded); its end to
 end takes Python values in and out, as `serve` pays. Every fast result is checked against the
 reference wherever the reference ran. Sizes above `ref_max` skip the reference, and say so.
+
+An op may also have `BASELINES`: other ways to produce as many bytes as its kernel does for n
+items (another library's generator, a plain memory copy), timed beside it on preallocated
+buffers and shown as GB/s and millions of 4-byte words per second.
 """
 
 from __future__ import annotations
@@ -23,6 +27,7 @@ from typing import Any
 
 import numpy as np
 
+from .conformance.diff import within_envelope
 from .engine import Implementation, run_reference
 from .spec.build_trace import build_trace
 from .spec.content_hash import compute_content_hash, trace_ops_from_wire
@@ -68,6 +73,52 @@ REFERENCE_SPLITS = {
 the schema has already decoded, and is timed whole."""
 
 
+@dataclass(frozen=True)
+class Baseline:
+    """A comparison point for an op at n items: `make(n)` prepares (untimed) and returns the
+    callable that is timed; it produces `nbytes(n)` bytes, as the op's kernel does."""
+
+    name: str
+    nbytes: Callable[[int], int]
+    make: Callable[[int], Callable[[], object]]
+
+
+_PHILOX_KEY = 0x12345678
+
+
+def _philox_stream(n: int) -> Callable[[], object]:
+    from .fast.numba.philox import stream_into
+
+    out = np.empty(4 * n, dtype=np.uint32)
+    start, key = np.uint64(0), np.uint64(_PHILOX_KEY)
+    stream_into(start, key, out[:4])  # compile outside the timing
+    return lambda: stream_into(start, key, out)
+
+
+def _numpy_philox(n: int) -> Callable[[], object]:
+    gen = np.random.Philox(key=_PHILOX_KEY)
+    return lambda: gen.random_raw(2 * n)
+
+
+def _memory_copy(nbytes: int) -> Callable[[], object]:
+    src = np.arange(nbytes // 8, dtype=np.uint64)
+    dst = np.empty_like(src)
+    return lambda: np.copyto(dst, src)
+
+
+BASELINES: dict[str, tuple[Baseline, ...]] = {
+    "philox.offset": (
+        Baseline("numba Philox4x32-10 raw stream, 4 u32 per item", lambda n: 16 * n,
+                 _philox_stream),
+        Baseline("numpy Philox4x64-10 random_raw, 2 u64 per item", lambda n: 16 * n,
+                 _numpy_philox),
+        Baseline("numpy copy into a preallocated array", lambda n: 16 * n,
+                 lambda n: _memory_copy(16 * n)),
+    ),
+}
+"""Per op, the baselines its kernel is compared with (same bytes out for the same n)."""
+
+
 @dataclass
 class Row:
     """One op at one size: seconds per implementation, and notes on anything skipped.
@@ -85,6 +136,8 @@ class Row:
     core_only: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     mismatch: list[str] = field(default_factory=list)
+    baseline: dict[str, float] = field(default_factory=dict)
+    baseline_bytes: dict[str, int] = field(default_factory=dict)
 
     def speedup(self, backend: str) -> float | None:
         k = self.kernel.get(backend)
@@ -175,8 +228,14 @@ def bench_op(op: Op, n: int, backends: list[str], ref_max: int, repeat: int,
         start = time.perf_counter()
         got = impl.run_batch(op, items)
         row.end_to_end[b] = time.perf_counter() - start
-        if expected is not None and [op.result.encode(r) for r in got] != expected:
+        if expected is not None and not all(
+                have == want or within_envelope(op, want, have)
+                for want, have in zip(expected, (op.result.encode(r) for r in got),
+                                      strict=True)):
             row.mismatch.append(b)
+    for base in BASELINES.get(op.name, ()):
+        row.baseline[base.name] = best_of(base.make(n), repeat)
+        row.baseline_bytes[base.name] = base.nbytes(n)
     return row
 
 
@@ -220,6 +279,10 @@ def render(rows: list[Row], backends: list[str]) -> str:
                      enumerate(zip(x, widths, strict=True))) for x in [header, *body]]
     notes = sorted({f"{r.op}: {n}" for r in rows for n in r.notes})
     out += [f"note: {n}" for n in notes]
+    out += [f"baseline: {r.op} n={r.n}: {name}: {_fmt_s(sec)}, "
+            f"{r.baseline_bytes[name] / sec / 1e9:.2f} GB/s, "
+            f"{r.baseline_bytes[name] / 4 / sec / 1e6:.0f} M u32/s"
+            for r in rows for name, sec in r.baseline.items()]
     out += [f"MISMATCH: {r.op} n={r.n} {', '.join(r.mismatch)}" for r in rows if r.mismatch]
     return "\n".join(out)
 

@@ -40,9 +40,10 @@ DEVICES = {"cpu": DeviceType.CPU, "cuda": DeviceType.CUDA, "mkldnn": DeviceType.
 """device.type -> DeviceType ordinal; any other device type is -1."""
 
 LAYOUTS = {torch.strided: Layout.Strided, torch.sparse_coo: Layout.Sparse,
-           torch.sparse_csr: Layout.SparseCsr, torch.sparse_csc: Layout.SparseCsc,
-           torch.sparse_bsr: Layout.SparseBsr, torch.sparse_bsc: Layout.SparseBsc}
-"""torch layout -> the spec's Layout ordinal; any other layout is -1."""
+           torch.sparse_csr: Layout.SparseCsr, torch._mkldnn: Layout.Mkldnn,
+           torch.sparse_csc: Layout.SparseCsc, torch.sparse_bsr: Layout.SparseBsr,
+           torch.sparse_bsc: Layout.SparseBsc, torch.jagged: Layout.Jagged}
+"""torch layout -> its c10 ordinal, as the vessel stores it; any other layout is -1."""
 
 MEMORY_FORMATS = {torch.contiguous_format: 0, torch.preserve_format: 1,
                   torch.channels_last: 2, torch.channels_last_3d: 3}

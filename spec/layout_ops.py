@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 
 from .bits import to_unsigned
 from .errors import InvalidInput, SpecError
-from .layout import ArrayOf, CType, Pad, Prim, Struct, default_of, field_at
+from .layout import ArrayOf, CType, Pad, Placed, Prim, Struct, default_of, field_at
 from .registry import REGISTRY, InvalidCase, declare
 from .schema import BYTES, Field, Int, Json, Utf8, record
 
@@ -53,19 +53,38 @@ def from_wire(ctype: CType, obj: Any, path: str, default: Any = None) -> Any:
     if isinstance(ctype, Struct):
         if not isinstance(obj, dict):
             raise InvalidInput(f"{path}: expected an object of {ctype.name} fields")
-        names = {p.name: p for p in ctype.all_placed()}
+        names, defaults = _members(ctype)
         unknown = sorted(set(obj) - set(names))
         if unknown:
             raise InvalidInput(f"{path}: {ctype.name} has no field {unknown[0]!r}")
-        base = default_of(ctype, default)
-        return {n: from_wire(p.member.ctype, obj[n], f"{path}.{n}") if n in obj else base[n]
+        given = default or {}
+        return {n: from_wire(p.member.ctype, obj[n], f"{path}.{n}") if n in obj
+                else given[n] if n in given
+                else defaults[n] if n in defaults else default_of(p.member.ctype, p.member.default)
                 for n, p in names.items()}
     if isinstance(ctype, ArrayOf):
         if not isinstance(obj, list) or len(obj) > ctype.count:
             raise InvalidInput(f"{path}: expected a list of at most {ctype.count} items")
         items = [from_wire(ctype.elem, v, f"{path}[{i}]") for i, v in enumerate(obj)]
-        return items + default_of(ctype, default)[len(items):]
+        if default is not None:
+            return items + list(default)[len(items):]
+        return items + [default_of(ctype.elem, None) for _ in range(ctype.count - len(items))]
     return scalar_from_wire(ctype, obj, path)
+
+
+_MEMBERS: dict[int, tuple[Struct, dict[str, Placed], dict[str, Any]]] = {}
+
+
+def _members(s: Struct) -> tuple[dict[str, Placed], dict[str, Any]]:
+    """A struct's placed members by name and the defaults of its scalar members, cached by
+    identity (the entry keeps the struct alive, so its id is not reused)."""
+    entry = _MEMBERS.get(id(s))
+    if entry is None or entry[0] is not s:
+        placed = s.all_placed()
+        scalars = {p.name: default_of(p.member.ctype, p.member.default) for p in placed
+                   if isinstance(p.member.ctype, (Prim, Pad))}
+        entry = _MEMBERS[id(s)] = (s, {p.name: p for p in placed}, scalars)
+    return entry[1], entry[2]
 
 
 def scalar_from_wire(ctype: Prim | Pad, obj: Any, path: str) -> Any:

@@ -18,6 +18,7 @@ from .errata import NO_ERRATA
 from .errors import InvalidInput, SpecError
 from .registry import InvalidCase, declare
 from .schema import BYTES, HASH64, U32, U64, Field, Json, record
+from .steps import parse_steps
 from .types import NONE32
 
 _HEX = HASH64
@@ -32,22 +33,6 @@ def _field(step: dict, name: str, t: Any, default: Any, path: str) -> Any:
         raise InvalidInput(e.message) from None
 
 
-def _steps(steps: Any, ops: dict[str, tuple[str, ...]]) -> list[tuple[str, dict]]:
-    """Each step as (op, its raw fields), checking ops and field names."""
-    if not isinstance(steps, list):
-        raise InvalidInput("args.steps: expected a list of steps")
-    out = []
-    for i, step in enumerate(steps):
-        if not isinstance(step, dict) or step.get("op") not in ops:
-            raise InvalidInput(f"args.steps[{i}]: expected an object with op one of "
-                               f"{', '.join(ops)}")
-        unknown = sorted(set(step) - {"op", *ops[step["op"]]})
-        if unknown:
-            raise InvalidInput(f"args.steps[{i}]: {step['op']} has no field {unknown[0]!r}")
-        out.append((step["op"], step))
-    return out
-
-
 RING_STEP_FIELDS = {"append": ("entry", "meta_start", "scope_hash", "callsite_hash"),
                     "drain": ("max",), "reset": ()}
 
@@ -55,7 +40,7 @@ RING_STEP_FIELDS = {"append": ("entry", "meta_start", "scope_hash", "callsite_ha
 def ring_steps(steps: Any) -> list[tuple]:
     """Parsed ring.simulate steps: ("append", item) / ("drain", max) / ("reset",)."""
     out: list[tuple] = []
-    for i, (op, s) in enumerate(_steps(steps, RING_STEP_FIELDS)):
+    for i, (op, s) in enumerate(parse_steps(steps, RING_STEP_FIELDS)):
         path = f"args.steps[{i}]"
         if op == "append":
             entry = _field(s, "entry", BYTES, bytes(trace_ring.ENTRY.size), path)
@@ -107,7 +92,7 @@ METALOG_STEP_FIELDS = {"append": ("n",), "contiguous": ("start", "count"),
 def metalog_steps(steps: Any) -> list[tuple]:
     """Parsed metalog.simulate steps with their u32 arguments."""
     out: list[tuple] = []
-    for i, (op, s) in enumerate(_steps(steps, METALOG_STEP_FIELDS)):
+    for i, (op, s) in enumerate(parse_steps(steps, METALOG_STEP_FIELDS)):
         path = f"args.steps[{i}]"
         missing = [f for f in METALOG_STEP_FIELDS[op] if f not in s]
         if missing:

@@ -88,14 +88,16 @@ class DeviceType(enum.IntEnum):
 
 
 class Layout(enum.IntEnum):
-    """Memory layout of a tensor (int8)."""
+    """Memory layout of a tensor (int8): c10::Layout's ordinals, which the vessel stores (E2.3)."""
 
     Strided = 0
     Sparse = 1
     SparseCsr = 2
-    SparseCsc = 3
-    SparseBsr = 4
-    SparseBsc = 5
+    Mkldnn = 3
+    SparseCsc = 4
+    SparseBsr = 5
+    SparseBsc = 6
+    Jagged = 7
 
 
 class TrainingPhase(enum.IntEnum):
@@ -152,6 +154,22 @@ erratum(
     detail="The code (and c10) has HIP = 6 and PrivateUse1 = 20, plus MKLDNN = 2, MPS = 13 and "
            "Meta = 14, which the yellowpaper omits. A source comment says HIP used to be 20 by "
            "mistake. The spec follows the code.",
+)
+
+
+erratum(
+    "E2.3", "Layout's names for ordinals 3-5 are not c10's, though the enum says it mirrors c10",
+    seed="crucible@8d2680a2", location="include/crucible/Types.h enum class Layout",
+    ops=("layout.decode", "layout.encode"),
+    witness={"enum": "Layout", "code": {"SparseCsc": 3, "SparseBsr": 4, "SparseBsc": 5},
+             "c10": {"Mkldnn": 3, "SparseCsc": 4, "SparseBsr": 5, "SparseBsc": 6,
+                     "Jagged": 7}},
+    flag="doc",
+    detail="The enum is commented 'Mirror c10::Layout ordinals' but omits Mkldnn, so its names "
+           "for 3-5 are shifted. The bytes are right: the vessel stores static_cast<int8_t>("
+           "t.layout()), c10's ordinal, so a recorded mkldnn tensor reads back as 'SparseCsc' "
+           "under the code's names. No op's answer changes (the wire carries ordinals); the "
+           "spec names the ordinals as c10 does.",
 )
 
 

@@ -63,6 +63,16 @@ def test_the_seed_fails_the_default_profile_exactly_on_errata(tmp_path):
     assert failing == {"hash.shape"}
 
 
+def test_a_profile_mismatch_is_named(capsys, tmp_path):
+    report = tmp_path / "card.json"
+    cmd = f"{sys.executable} -m crucible_spec serve"
+    assert main(["conform", "--impl", cmd, "--ops", "hash.shape",
+                 "--profile", "crucible@8d2680a2", "--report", str(report)]) == 1
+    assert "EVENT profile-mismatch during hello: the implementation serves profile 'crucible'" \
+        in capsys.readouterr().out
+    jsonschema.validate(json.loads(report.read_text()), SCHEMA)
+
+
 def test_a_crashing_implementation_is_reported_and_the_run_goes_on(tmp_path):
     client = Client(fake(tmp_path, "sys.exit(3)"), timeout=5)
     _, results, events = run_suite(client, small_suite("hash.fmix64", "hash.wymix"),

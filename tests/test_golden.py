@@ -7,6 +7,7 @@ from __future__ import annotations
 import pytest
 
 from crucible_spec.conformance import golden
+from crucible_spec.conformance.diff import within_envelope
 from crucible_spec.engine import IMPLS, Implementation
 from crucible_spec.spec.errata import profile_errata
 from crucible_spec.spec.registry import REGISTRY
@@ -26,7 +27,9 @@ def test_every_golden_group_maps_to_cases():
 def test_golden_cases_under_the_seed_profile(impl):
     runner = Implementation(impl, profile_errata(golden.PROFILE))
     for case in CASES:
-        assert runner.call(case.op, case.args) == case.result, (case.op, case.args)
+        got = runner.call(case.op, case.args)
+        assert got == case.result or within_envelope(REGISTRY.ops[case.op], case.result, got), \
+            (case.op, case.args)
 
 
 @pytest.mark.parametrize("impl", IMPLS)

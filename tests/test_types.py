@@ -9,6 +9,7 @@ from crucible_spec.spec.ckernel import CKernelId
 from crucible_spec.spec.errors import InvalidInput
 from crucible_spec.spec.expr import Op
 from crucible_spec.spec.graph import MicroOp
+from crucible_spec.spec.registry import REGISTRY
 from crucible_spec.spec.types import (
     ELEMENT_SIZE,
     NONE32,
@@ -40,7 +41,10 @@ def test_element_size_rejects_ordinals_outside_scalar_type(ordinal):
 
 def test_enums_match_the_real_code():
     assert {d.name: d.value for d in DeviceType} == TYPES["device_type"]
-    assert {x.name: x.value for x in Layout} == TYPES["layout_enum"]
+    shared = {"Strided": 0, "Sparse": 1, "SparseCsr": 2}
+    e2_3 = REGISTRY.errata["E2.3"].witness
+    assert TYPES["layout_enum"] == shared | e2_3["code"]
+    assert {x.name: x.value for x in Layout} == shared | e2_3["c10"]
     flags = TYPES["op_flag"]
     assert flags["PHASE_SHIFT"] == OP_FLAG_PHASE_SHIFT
     assert {k: v for k, v in flags.items() if k != "PHASE_SHIFT"} == \

@@ -53,7 +53,9 @@ def add_parser(sub) -> None:
                     "own arrays left out. 'x ref' is reference / kernel. End-to-end times take "
                     "Python values in and out, as serve pays; 'e2e x ref' is ref e2e / e2e. "
                     "Fast results are checked against the reference wherever it ran (exit 1 "
-                    "on a mismatch).")
+                    "on a mismatch). Some ops also time baselines that produce as many bytes "
+                    "(philox.offset: numba's raw Philox4x32 stream, numpy's Philox4x64 "
+                    "random_raw, a plain memory copy), shown in GB/s and M u32/s.")
     p.add_argument("--ops", nargs="*", metavar="GLOB", help="ops to time (default: all)")
     p.add_argument("--sizes", type=_sizes, default=[1_000, 10_000, 100_000],
                    help="comma-separated sizes: items per batch, or ops per trace (default "

@@ -7,6 +7,7 @@ import inspect
 import json
 from pathlib import Path
 
+from . import oracle_cdag, oracle_replay
 from .common import UsageError, profile_errata
 
 
@@ -199,3 +200,5 @@ def add_parser(sub) -> None:
                   "Walk two DAGs (JSON in dag.merkle's args form: {dag: {nodes, root}}) in "
                   "lockstep as dag_diff does and name the first divergent node pair, the kind "
                   "of divergence and the nodes' Merkle hashes. Exit 1 if they differ.", run_dag)
+    oracle_cdag.add_actions(osub)
+    oracle_replay.add_actions(osub)

@@ -22,7 +22,10 @@ def _folds(m, g):
     mixes = to_device(np.array(KDIMMIX, dtype=np.uint64))
     terms = m.where(dims, to_device(g.sizes) * mixes[:8], 0) ^ \
         m.where(dims, to_device(g.strides) * mixes[8:], 0)
-    return m.bitwise_xor.reduce(terms, axis=1) if terms.shape[0] else terms[:, 0]
+    fold = m.zeros(terms.shape[0], dtype=m.uint64)
+    for d in range(8):
+        fold ^= terms[:, d]
+    return fold
 
 
 @kernel("dag.content_hash", "cupy")

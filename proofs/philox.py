@@ -1,0 +1,215 @@
+"""Chapter 17 obligations: Philox rounds and blocks are bijections on the counter, the key
+schedule is a full-period Weyl sequence, and the float conversions stay below 1 (the seed's
+float32 form does not: the E17.1 witness). All on the spec's own functions."""
+
+from __future__ import annotations
+
+import z3
+
+from ..spec.bits import mul, mul_hi
+from ..spec.philox import (
+    CLAMP_FROM,
+    F32_ONE_BITS,
+    PHILOX4X32,
+    PhiloxParams,
+    bump_key,
+    f32_bits,
+    f64_bits,
+    mul_inverse,
+    philox_block,
+    philox_round,
+    round_inverse,
+    to_uniform_f32,
+    to_uniform_f64,
+    to_uniform_seed,
+)
+from ..spec.registry import Mutant
+from .obligation import Query, z3_obligation
+
+_EVEN_M0 = PhiloxParams(32, PHILOX4X32.m0 & ~1, PHILOX4X32.m1, PHILOX4X32.w0, PHILOX4X32.w1)
+_EVEN_W0 = PhiloxParams(32, PHILOX4X32.m0, PHILOX4X32.m1, PHILOX4X32.w0 & ~1, PHILOX4X32.w1)
+
+
+def _dropped_xor(ctr, key, p=PHILOX4X32):
+    out = philox_round(ctr, key, p)
+    return [out[0] ^ ctr[1], *out[1:]]
+
+
+def _swapped_hi_lo(ctr, key, p=PHILOX4X32):
+    hi1, lo1 = mul_hi(p.m1, ctr[2], 32), mul(ctr[2], p.m1, 32)
+    out = philox_round(ctr, key, p)
+    return [lo1 ^ ctr[1] ^ key[0], hi1, out[2], out[3]]
+
+
+def _unbumped_block(ctr, key, p=PHILOX4X32):
+    for _ in range(p.rounds):
+        ctr = philox_round(ctr, key, p)
+    return ctr
+
+
+def _words(name: str, n: int) -> list:
+    return [z3.BitVec(f"{name}{i}", 32) for i in range(n)]
+
+
+def _odd_multipliers(p: PhiloxParams) -> list[Query]:
+    return [Query(f"M{i} · M{i}^-1 == 1 mod 2^32 (M{i} odd)",
+                  z3.BoolVal(mul(m, mul_inverse(m, 32), 32) != 1))
+            for i, m in enumerate((p.m0, p.m1))]
+
+
+@z3_obligation(
+    "PO17.1",
+    "For every key, each Philox round is a bijection on the 128-bit counter: the odd "
+    "multipliers M0, M1 are invertible mod 2^32, and round_inverse(round(c, k), k) == c.",
+    covers=("philox.block", "philox.offset"),
+    subject=(philox_round, PHILOX4X32),
+    mutants=(Mutant("even multiplier", "M0 loses its low bit", (philox_round, _EVEN_M0)),
+             Mutant("dropped XOR", "the new c0 forgets to mix in c1", (_dropped_xor, PHILOX4X32)),
+             Mutant("swapped hi/lo", "hi and lo of M1·c2 trade places",
+                    (_swapped_hi_lo, PHILOX4X32))),
+)
+def round_bijective(subject):
+    round_fn, p = subject
+    c, k = _words("c", 4), _words("k", 2)
+    back = round_inverse(round_fn(c, k, p), k, p)
+    return [*_odd_multipliers(p),
+            Query("round_inverse(round(c, k), k) == c", z3.Or(*[a != b for a, b in
+                                                                  zip(back, c, strict=True)]))]
+
+
+RANDOM123_KATS = (
+    ([0, 0, 0, 0], [0, 0], [0x6627E8D5, 0xE169C58D, 0xBC57AC4C, 0x9B00DBD8]),
+    ([0xFFFFFFFF] * 4, [0xFFFFFFFF] * 2, [0x408F276D, 0x41C83B0E, 0xA20BC7C6, 0x6D5451FD]),
+    ([0x243F6A88, 0x85A308D3, 0x13198A2E, 0x03707344], [0xA4093822, 0x299F31D0],
+     [0xD16CFE09, 0x94FDCCEB, 0x5001E420, 0x24126EA1]),
+)
+"""Random123's Philox4x32-10 known answers (counter, key, output), as the seed's tests use."""
+
+
+def _rounds_composed(c: list, k: list, p: PhiloxParams = PHILOX4X32) -> list:
+    """Round 1..R applied in turn, round r keyed by the Weyl term k + (r - 1)·W."""
+    for r in range(p.rounds):
+        c = philox_round(c, [k[0] + r * p.w0, k[1] + r * p.w1], p)
+    return c
+
+
+@z3_obligation(
+    "PO17.2",
+    "For every key, generate(ctr, key) is injective in the counter: it is the composition of "
+    "its 10 rounds, round r keyed by k + (r - 1)·W, and each of those rounds is invertible, "
+    "so distinct element offsets under one op key never share a block (stage by stage); it "
+    "gives the Random123 known answers.",
+    covers=("philox.block", "philox.offset"),
+    subject=philox_block,
+    mutants=(Mutant("key not bumped", "every round uses the original key", _unbumped_block),
+             Mutant("even multiplier", "M0 loses its low bit",
+                    lambda c, k: philox_block(c, k, _EVEN_M0))),
+    timeout_s=2.0,
+)
+def block_bijective(block_fn):
+    c, k = _words("c", 4), _words("k", 2)
+    queries = [Query(f"known answer ctr[0] = {ctr[0]:#x}, key[0] = {key[0]:#x}",
+                     z3.BoolVal(block_fn(ctr, key) != out)) for ctr, key, out in RANDOM123_KATS]
+    queries += [Query("block(c, k) == round_10 o ... o round_1 (c)", z3.Or(*[
+        a != b for a, b in zip(block_fn(c, k), _rounds_composed(c, k), strict=True)]))]
+    for r in range(PHILOX4X32.rounds):
+        key = [k[0] + r * PHILOX4X32.w0, k[1] + r * PHILOX4X32.w1]
+        back = round_inverse(philox_round(c, key), key)
+        queries.append(Query(f"round {r + 1} inverts under its key", z3.Or(
+            *[a != b for a, b in zip(back, c, strict=True)])))
+    return queries
+
+
+@z3_obligation(
+    "PO17.3",
+    "The key schedule is a Weyl sequence: after r rounds the key is (k0 + r·W0, k1 + r·W1) "
+    "mod 2^32, and W0, W1 are odd, so r·W == 0 only for r == 0 (period 2^32).",
+    covers=("philox.block",),
+    subject=(bump_key, PHILOX4X32),
+    mutants=(Mutant("even W0", "W0 loses its low bit", (bump_key, _EVEN_W0)),
+             Mutant("one constant", "k1 is bumped by W0 too",
+                    (lambda key, p: [key[0] + p.w0, key[1] + p.w0], PHILOX4X32))),
+)
+def key_schedule(subject):
+    bump, p = subject
+    k, r = _words("k", 2), z3.BitVec("r", 32)
+    key, queries = list(k), []
+    for rounds in range(1, p.rounds + 1):
+        key = bump(key, p)
+        queries.append(Query(f"key after {rounds} bumps == k + {rounds}·W", z3.Or(
+            key[0] != k[0] + rounds * PHILOX4X32.w0, key[1] != k[1] + rounds * PHILOX4X32.w1)))
+    for i, w in enumerate((p.w0, p.w1)):
+        queries.append(Query(f"r·W{i} == 0 only for r == 0", z3.And(r != 0, r * w == 0)))
+    return queries
+
+
+_ONE_F64 = z3.FPVal(1.0, z3.Float64())
+_ZERO_F64 = z3.FPVal(0.0, z3.Float64())
+
+
+def _f64_through_float32(x):
+    wide = z3.fpToFP(z3.RNE(), z3.fpToFPUnsigned(z3.RNE(), x, z3.Float32()), z3.Float64())
+    return z3.fpMul(z3.RNE(), wide, z3.FPVal(2.0 ** -32, z3.Float64()))
+
+
+@z3_obligation(
+    "PO17.4",
+    "to_uniform_d(x) = x / 2^32 exactly, so 0 <= to_uniform_d(x) <= 1 - 2^-32 < 1 for every "
+    "u32 x: float64 holds every u32 exactly and the scale is a power of two.",
+    covers=("philox.to_uniform",),
+    subject=to_uniform_f64,
+    mutants=(Mutant("through float32", "converts x to float32 first, then widens",
+                    _f64_through_float32),),
+)
+def uniform_f64_below_one(f):
+    x = z3.BitVec("x", 32)
+    v = f(x)
+    exact = z3.fpToFPUnsigned(z3.RNE(), z3.ZeroExt(32, x), z3.Float64())
+    exact = z3.fpDiv(z3.RNE(), exact, z3.FPVal(2.0 ** 32, z3.Float64()))
+    return [Query("0 <= to_uniform_d(x) < 1", z3.Or(z3.fpLT(v, _ZERO_F64),
+                                                     z3.fpGEQ(v, _ONE_F64))),
+            Query("to_uniform_d(x) == x / 2^32", f64_bits(v) != f64_bits(exact))]
+
+
+_ONE_F32 = z3.FPVal(1.0, z3.Float32())
+_ZERO_F32 = z3.FPVal(0.0, z3.Float32())
+
+
+@z3_obligation(
+    "PO17.5",
+    "The spec's to_uniform(x) is in [0, 1) for every u32 x, and monotone: x <= y gives "
+    "to_uniform(x) <= to_uniform(y).",
+    covers=("philox.to_uniform",),
+    subject=to_uniform_f32,
+    mutants=(Mutant("seed conversion", "no clamp: float32(x) · 2^-32 (E17.1)",
+                    lambda x: to_uniform_seed(x)),
+             Mutant("clamp too late", "clamps from 0xFFFFFFC0 instead of 0xFFFFFF80",
+                    lambda x: z3.If(z3.UGE(x, 0xFFFFFFC0), z3.FPVal(1 - 2.0 ** -24,
+                                                                     z3.Float32()),
+                                    to_uniform_seed(x)))),
+)
+def uniform_f32_below_one(f):
+    x, y = z3.BitVecs("x y", 32)
+    vx, vy = f(x), f(y)
+    return [Query("0 <= to_uniform(x) < 1", z3.Or(z3.fpLT(vx, _ZERO_F32),
+                                                   z3.fpGEQ(vx, _ONE_F32))),
+            Query("x <= y -> to_uniform(x) <= to_uniform(y)",
+                  z3.And(z3.ULE(x, y), z3.fpGT(vx, vy)))]
+
+
+@z3_obligation(
+    "PO17.6",
+    "E17.1 witness: the seed's to_uniform(x) = float32(x) · 2^-32 is exactly 1.0 iff "
+    "x >= 0xFFFFFF80 (the 128 words float32 rounds up to 2^32), and such an x exists.",
+    covers=("philox.to_uniform",),
+    subject=to_uniform_seed,
+    mutants=(Mutant("truncating conversion", "float32(x) rounds toward zero",
+                    lambda x: z3.fpMul(z3.RNE(), z3.fpToFPUnsigned(z3.RTZ(), x, z3.Float32()),
+                                       z3.FPVal(2.0 ** -32, z3.Float32()))),),
+)
+def seed_reaches_one(f):
+    x = z3.BitVec("x", 32)
+    is_one = f32_bits(f(x)) == F32_ONE_BITS
+    return [Query("some x gives exactly 1.0", is_one, expect="sat"),
+            Query("to_uniform(x) == 1.0 <-> x >= 0xFFFFFF80",
+                  is_one != z3.UGE(x, CLAMP_FROM))]

@@ -1,0 +1,23 @@
+"""The wire form shared by the `*.simulate` ops: a list of steps, each {"op": name, fields}."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .errors import InvalidInput
+
+
+def parse_steps(steps: Any, ops: dict[str, tuple[str, ...]]) -> list[tuple[str, dict]]:
+    """Each step as (op, its raw fields), checking the op names and field names."""
+    if not isinstance(steps, list):
+        raise InvalidInput("args.steps: expected a list of steps")
+    out = []
+    for i, step in enumerate(steps):
+        if not isinstance(step, dict) or step.get("op") not in ops:
+            raise InvalidInput(f"args.steps[{i}]: expected an object with op one of "
+                               f"{', '.join(ops)}")
+        unknown = sorted(set(step) - {"op", *ops[step["op"]]})
+        if unknown:
+            raise InvalidInput(f"args.steps[{i}]: {step['op']} has no field {unknown[0]!r}")
+        out.append((step["op"], step))
+    return out

@@ -1,0 +1,250 @@
+"""Chapter 11: Vigil's foreground dispatch. Each op is recorded (RECORD), used to align with
+a published region (not recorded), or replayed against the active region (COMPILED); a
+divergence tries a cached alternate at the same position and otherwise falls back to
+recording. The background thread is modelled by `publish` (its region_ready callback)."""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass, field
+
+from . import crucible_context as ctx_
+from . import region_cache as cache_
+from . import transaction as tx_
+from .crucible_context import ContextMode, CrucibleContext, Migration
+from .errata import NO_ERRATA, erratum
+from .iteration_detector import K
+from .replay_engine import ReplayStatus
+from .replay_region import Guard, ReplayRegion, guard_key
+from .types import NONE32
+
+E11_2, E11_5 = "E11.2", "E11.5"
+ALIGNMENT_K = K
+"""Consecutive matches that confirm an iteration boundary (IterationDetector::K)."""
+
+
+class Mode(enum.IntEnum):
+    """Vigil::Mode, what is_compiled() reports."""
+
+    RECORDING = 0
+    COMPILED = 1
+    DIVERGED = 2
+
+
+class Action(enum.IntEnum):
+    RECORD = 0
+    COMPILED = 1
+
+
+@dataclass(frozen=True)
+class DispatchResult:
+    """What dispatch_op tells the caller. op_index is set only when a divergence was recovered
+    by switching to an alternate (the engine's position after the op); the header says
+    'none for RECORD', but the compiled hot path leaves it none too."""
+
+    action: Action = Action.RECORD
+    status: ReplayStatus = ReplayStatus.MATCH
+    op_index: int = NONE32
+
+
+@dataclass
+class Vigil:
+    """The foreground's state, plus what the background has published and been told."""
+
+    mode: Mode = Mode.RECORDING
+    step: int = 0
+    pending_region: ReplayRegion | None = None
+    pending_activation: ReplayRegion | None = None
+    alignment_pos: int = 0
+    ctx: CrucibleContext = field(default_factory=CrucibleContext)
+    region_cache: cache_.RegionCache = field(default_factory=cache_.RegionCache)
+    tx_log: tx_.TransactionLog = field(default_factory=tx_.TransactionLog)
+    reset_requested: bool = False
+    recorded: list[Guard] = field(default_factory=list)
+    migrations: list[Migration] = field(default_factory=list)
+    events: list[str] = field(default_factory=list)
+
+
+def publish(v: Vigil, r: ReplayRegion, errata: frozenset[str] = NO_ERRATA) -> None:
+    """on_region_ready(region), on the background thread."""
+    step = v.step  # 1. step_.fetch_add(1)
+    v.step += 1
+    slot = tx_.begin_tx(v.tx_log, step, errata)  # 2. begin, commit, activate
+    tx_.commit(v.tx_log, slot, r.rid, r.content_hash, r.content_hash)  # Merkle = content here
+    tx_.activate(v.tx_log, slot)
+    v.pending_region = r  # 3. release-store: a newer region replaces an unconsumed one
+    v.mode = Mode.COMPILED  # 4
+
+
+def record_op(v: Vigil, g: Guard) -> None:
+    """record_op: the op goes to the ring (and its metas to the MetaLog) for the background."""
+    v.recorded.append(g)
+
+
+def dispatch_op(v: Vigil, g: Guard, errata: frozenset[str] = NO_ERRATA) -> DispatchResult:
+    """dispatch_op(entry, ...): the hot path when compiled, else a transition or recording."""
+    if v.ctx.mode == ContextMode.COMPILED:  # A. replay
+        s = ctx_.advance(v.ctx, g, errata)
+        if s == ReplayStatus.DIVERGED:
+            return handle_divergence(v, g, errata)
+        return DispatchResult(Action.COMPILED, s)
+    if v.pending_region is not None or v.pending_activation is not None:  # B. transition
+        return dispatch_transition(v, g, errata)
+    record_op(v, g)  # C. plain recording
+    return DispatchResult()
+
+
+def dispatch_transition(v: Vigil, g: Guard, errata: frozenset[str]) -> DispatchResult:
+    """A published region is waiting: consume it, then align (or record when none is left)."""
+    if v.pending_region is not None:  # 1. consume: a newer region restarts alignment
+        r, v.pending_region = v.pending_region, None
+        if r.num_ops > 0:
+            v.pending_activation, v.alignment_pos = r, 0
+    if v.pending_activation is not None:  # 2. align; the op is not recorded
+        try_align(v, g, errata)
+    else:
+        record_op(v, g)
+    return DispatchResult()
+
+
+def alignment_step(r: ReplayRegion, pos: int, g: Guard, errata: frozenset[str]) -> int:
+    """The matched prefix length after op g. The spec keeps the longest suffix of the stream
+    that is a prefix of the region (a sliding window; the region's first pos ops are that
+    suffix so far); under E11.5 the seed restarts at 0 on a mismatch (1 when g is the
+    region's op 0), missing overlapping starts."""
+    key = guard_key(g, errata)
+    if E11_5 in errata:
+        if key == guard_key(r.ops[pos].guard, errata):
+            return pos + 1
+        return 1 if key == guard_key(r.ops[0].guard, errata) else 0
+    seq = [guard_key(op.guard, errata) for op in r.ops[:pos]] + [key]
+    for n in range(len(seq), 0, -1):
+        if seq[-n:] == [guard_key(op.guard, errata) for op in r.ops[:n]]:
+            return n
+    return 0
+
+
+def try_align(v: Vigil, g: Guard, errata: frozenset[str]) -> None:
+    """One alignment step; at min(K, n) matched ops the region is activated and the engine
+    catches up past them (a region of at most K ops completes a pass right here)."""
+    r = v.pending_activation
+    v.alignment_pos = alignment_step(r, v.alignment_pos, g, errata)  # 1
+    if v.alignment_pos < min(r.num_ops, ALIGNMENT_K):  # 2. threshold
+        return
+    if not ctx_.activate(v.ctx, r):  # 3. no plan: give up on this region
+        v.pending_activation = None
+        v.events.append("no_plan")
+        return
+    register_externals_from_region(v, r)  # 4
+    cache_.insert(v.region_cache, r)
+    for i in range(v.alignment_pos):  # 5. the engine catches up (a short region completes)
+        s = ctx_.advance(v.ctx, r.ops[i].guard, errata)
+        assert s != ReplayStatus.DIVERGED
+    v.mode = Mode.COMPILED  # 6
+    v.pending_activation = None
+    v.events.append("aligned")
+
+
+def register_externals_from_region(v: Vigil, r: ReplayRegion) -> None:
+    """Each external slot takes the data pointer of the first op input that reads it (the
+    first non-null one, scanning ops in order)."""
+    if r.plan is None:
+        return
+    for target, slot in enumerate(r.plan.slots):
+        if not slot.is_external:
+            continue
+        ptr = 0
+        for op in r.ops:
+            if op.input_slot_ids is None:
+                continue
+            for j, sid in enumerate(op.input_slot_ids):
+                if sid == target:
+                    ptr = op.input_ptrs[j] if j < len(op.input_ptrs) else 0
+                    break
+            if ptr:
+                break
+        if ptr:
+            ctx_.register_external(v.ctx, target, ptr)
+
+
+def handle_divergence(v: Vigil, g: Guard, errata: frozenset[str]) -> DispatchResult:
+    """Replay met an op it did not expect: switch to a cached alternate that has it at this
+    position, or fall back to recording without recording the op."""
+    div_pos = v.ctx.engine.ops_matched  # 1. where it diverged
+    active = v.ctx.active_region
+    cache_.insert(v.region_cache, active)  # 2. keep the diverging region for later switches
+    alt = cache_.find_alternate(v.region_cache, div_pos, g, active, errata)  # 3
+    if alt is not None and try_switch_region(v, alt, div_pos, errata):  # 4. switch, go on
+        s = ctx_.advance(v.ctx, g, errata)
+        if s != ReplayStatus.DIVERGED:
+            v.events.append("switched")
+            return DispatchResult(Action.COMPILED, s, v.ctx.engine.ops_matched)
+    if v.ctx.mode == ContextMode.COMPILED:  # 5. fall back to recording; g is not recorded
+        ctx_.deactivate(v.ctx)
+    v.mode = Mode.RECORDING if E11_2 in errata else Mode.DIVERGED
+    v.reset_requested = True
+    v.events.append("fallback")
+    return DispatchResult(Action.RECORD, ReplayStatus.DIVERGED)
+
+
+def try_switch_region(v: Vigil, alt: ReplayRegion, div_pos: int,
+                      errata: frozenset[str]) -> bool:
+    """Switch when alt has a plan and, for div_pos > 0, the same guards on ops [0, div_pos)."""
+    if alt.plan is None:
+        return False
+    old = v.ctx.active_region
+    if div_pos > 0:
+        if div_pos > alt.num_ops:
+            return False
+        if any(guard_key(old.ops[i].guard, errata) != guard_key(alt.ops[i].guard, errata)
+               for i in range(div_pos)):
+            return False
+    ok, moved = ctx_.switch_region(v.ctx, alt, div_pos, errata)
+    if not ok:
+        return False
+    v.migrations = moved
+    register_externals_from_region(v, alt)
+    return True
+
+
+def mode_consistent(v: Vigil) -> bool:
+    """Invariant: the context is compiled exactly when it has an active region, and then
+    nothing is waiting for alignment."""
+    compiled = v.ctx.mode == ContextMode.COMPILED
+    return compiled == (v.ctx.active_region is not None) and \
+        (not compiled or v.pending_activation is None)
+
+
+erratum(
+    E11_2, "Vigil never enters its DIVERGED mode",
+    seed="crucible@8d2680a2", location="include/crucible/Vigil.h: handle_divergence_",
+    ops=("vigil.dispatch",),
+    witness={"args": {"regions": [{"ops": [{"schema_hash": "0x1"}, {"schema_hash": "0x2"}],
+                                   "plan": {"slots": []}}],
+                      "stream": [{"schema_hash": "0x1"}, {"schema_hash": "0x2"},
+                                 {"schema_hash": "0x9"}]},
+             "spec": {"mode": 2}, "seed": {"mode": 0}},
+    flag="result",
+    detail="Vigil::Mode documents DIVERGED as 'guard mismatch, fell back from COMPILED', but "
+           "no code assigns it: a fallback sets RECORDING directly, so mode() cannot tell a "
+           "fresh Vigil from one whose replay just failed. The spec's fallback sets DIVERGED; "
+           "the next published region sets COMPILED as before.",
+)
+
+erratum(
+    E11_5, "Alignment misses an iteration start that overlaps a failed partial match",
+    seed="crucible@8d2680a2", location="include/crucible/Vigil.h: try_align_",
+    ops=("vigil.dispatch",),
+    witness={"args": {"regions": [{"ops": [{"schema_hash": "0xa"}, {"schema_hash": "0xa"},
+                                           {"schema_hash": "0xb"}],
+                                   "plan": {"slots": []}}],
+                      "stream": [{"schema_hash": "0xa"}, {"schema_hash": "0xa"},
+                                 {"schema_hash": "0xa"}, {"schema_hash": "0xb"}]},
+             "spec": {"ctx_mode": 1}, "seed": {"ctx_mode": 0}},
+    flag="result",
+    detail="try_align_ is documented as a sliding-window match of the last K ops against the "
+           "region's first K, but on a mismatch it restarts from 0 (or 1 if the op equals "
+           "op 0). After a, a, a, b against a region a, a, b, ... the window a, a, b matched; "
+           "the seed has lost it and waits for the next iteration. The spec keeps the longest "
+           "suffix of the stream that is a prefix of the region.",
+)

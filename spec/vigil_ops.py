@@ -1,0 +1,309 @@
+"""Op `vigil.dispatch`: Vigil's foreground decisions for a new op stream, given the regions
+the background thread made.
+
+Args: `regions` (region wire form: ops with guard hashes and slot ids, an optional plan),
+`recordings` (recorded streams in trace.build's ops form; each goes through the background
+pipeline and its regions follow `regions`, in order), `published` (the regions the background
+publishes before the stream starts, in order; default all of them) and `stream` (ops, or
+{"publish": k or [k, ...]} items where the background publishes more regions).
+
+Result: per stream op its DispatchResult {action, status, op_index} and, when compiled (and
+`handles` is on), the handles of the matched op's outputs and inputs (a pool offset or an
+external pointer, by slot id; null for a none slot); every mode change with the stream index
+where it happened; which ops were recorded; the slots migrated by region switches; the final state.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from hypothesis import strategies as st
+
+from . import vigil as vg
+from .errata import NO_ERRATA
+from .errors import InvalidInput
+from .iteration_detector import K
+from .pool_allocator import Handle, slot_ptr
+from .region_cache import mru
+from .registry import InvalidCase, declare
+from .replay_engine import ReplayEngine
+from .replay_ops import linear, region_ops
+from .replay_region import (
+    Guard,
+    ReplayRegion,
+    guard_from_wire,
+    region_from_wire,
+    regions_from_recording,
+)
+from .schema import BOOL, HASH64, U32, U64, Field, Json, record
+from .transaction import TxStatus
+from .types import NONE32
+
+MAX_REGIONS = 4096
+
+
+def handle_wire(sid: int, h: Handle | None) -> dict | None:
+    if sid == NONE32:
+        return None
+    if h is not None and h.kind == "pool":
+        return {"slot": sid, "offset": h.value}
+    return {"slot": sid, "external": None if h is None else HASH64.encode(h.value)}
+
+
+def current_handles(e: ReplayEngine, name: str) -> list:
+    """The handles of the last matched op's inputs or outputs."""
+    ids = getattr(e.ops[e.current], name) if e.current is not None else None
+    return [handle_wire(sid, None if sid == NONE32 else slot_ptr(e.pool, sid))
+            for sid in (ids or [])]
+
+
+def load_regions(regions: Any, recordings: Any, errata: frozenset[str]) -> list[ReplayRegion]:
+    if not isinstance(regions, list) or len(regions) > MAX_REGIONS:
+        raise InvalidInput(f"args.regions: expected a list of at most {MAX_REGIONS} regions")
+    out = [region_from_wire(r, k, f"args.regions[{k}]") for k, r in enumerate(regions)]
+    if not isinstance(recordings, list):
+        raise InvalidInput("args.recordings: expected a list of recorded streams")
+    for j, rec in enumerate(recordings):
+        try:
+            out += regions_from_recording(rec, len(out), errata)
+        except InvalidInput as e:
+            raise InvalidInput(e.message.replace("args.recording", f"args.recordings[{j}]", 1)
+                               ) from None
+    return out
+
+
+def region_indices(value: Any, n: int, path: str) -> list[int]:
+    ks = value if isinstance(value, list) else [value]
+    for i, k in enumerate(ks):
+        if type(k) is not int or not 0 <= k < n:
+            raise InvalidInput(f"{path}" + (f"[{i}]" if isinstance(value, list) else "") +
+                               f": {k!r} is not one of the {n} regions")
+    return ks
+
+
+def parse_stream(stream: Any, n: int) -> list[Guard | list[int]]:
+    """Each item as a Guard (an op) or the region indices it publishes."""
+    if not isinstance(stream, list):
+        raise InvalidInput("args.stream: expected a list of ops and publish items")
+    out: list[Guard | list[int]] = []
+    for i, item in enumerate(stream):
+        if isinstance(item, dict) and "publish" in item:
+            if len(item) != 1:
+                raise InvalidInput(f"args.stream[{i}]: a publish item has no other field")
+            out.append(region_indices(item["publish"], n, f"args.stream[{i}].publish"))
+        else:
+            out.append(guard_from_wire(item, f"args.stream[{i}]"))
+    return out
+
+
+def _change(v: vg.Vigil, at: int, event: str) -> dict:
+    r = v.ctx.active_region
+    return {"at": at, "event": event, "ctx_mode": int(v.ctx.mode), "mode": int(v.mode),
+            "region": None if r is None else r.rid}
+
+
+def run_dispatch(rs: list[ReplayRegion], published: list[int],
+                 items: list[Guard | list[int]], errata: frozenset[str],
+                 handles: bool = True) -> dict:
+    """The reference walk: publish, then dispatch or publish item by item."""
+    v = vg.Vigil()
+    for k in published:
+        vg.publish(v, rs[k], errata)
+    decisions, changes, recorded, migrations = [], [], [], []
+    for at, item in enumerate(items):
+        if isinstance(item, list):
+            for k in item:
+                vg.publish(v, rs[k], errata)
+            changes.append(_change(v, at, "published"))
+            continue
+        before, n_recorded = len(v.events), len(v.recorded)
+        d = vg.dispatch_op(v, item, errata)
+        out: dict = {"action": int(d.action), "status": int(d.status), "op_index": d.op_index}
+        if handles and d.action == vg.Action.COMPILED:
+            out["outputs"] = current_handles(v.ctx.engine, "output_slot_ids")
+            out["inputs"] = current_handles(v.ctx.engine, "input_slot_ids")
+        decisions.append(out)
+        if len(v.recorded) > n_recorded:
+            recorded.append(at)
+        for event in v.events[before:]:
+            changes.append(_change(v, at, event))
+            if event == "switched":
+                migrations += [{"at": at, "op": m.op, "old_slot": m.old_slot,
+                                "new_slot": m.new_slot, "nbytes": m.nbytes}
+                               for m in v.migrations]
+    active = v.ctx.active_region
+    tx = v.tx_log.active
+    return {"decisions": decisions, "changes": changes, "recorded": recorded,
+            "migrations": migrations, "ctx_mode": int(v.ctx.mode), "mode": int(v.mode),
+            "compiled_iterations": v.ctx.compiled_iterations,
+            "diverged_count": v.ctx.diverged_count,
+            "active_region": None if active is None else active.rid,
+            "region_cache": [v.region_cache.regions[k].rid for k in mru(v.region_cache)],
+            "step": v.step, "reset_requested": v.reset_requested,
+            "active_tx_region": None if tx is None or v.tx_log.entries[tx].status !=
+            TxStatus.ACTIVE else v.tx_log.entries[tx].region}
+
+
+def vigil_dispatch(regions: Any, recordings: Any, published: Any, stream: Any,
+                   handles: bool = True, errata: frozenset[str] = NO_ERRATA) -> dict:
+    rs = load_regions(regions, recordings, errata)
+    first = list(range(len(rs))) if published is None else region_indices(published, len(rs),
+                                                                     "args.published")
+    return run_dispatch(rs, first, parse_stream(stream, len(rs)), errata, handles)
+
+
+def chain_region(shapes: list[int], nbytes: list[int], content: int | None = None) -> dict:
+    """A linear chain: op i (schema 0x100 + i) writes slot i and reads slot i - 1; slot i is
+    nbytes[i] bytes, the slots laid out one after another."""
+    offsets, end = [], 0
+    for b in nbytes:
+        offsets.append(end)
+        end += (b + 255) // 256 * 256
+    ops = [{"schema_hash": hex(0x100 + i), "shape_hash": hex(s), "output_slot_ids": [i],
+            "input_slot_ids": [i - 1] if i else []} for i, s in enumerate(shapes)]
+    out: dict = {"ops": ops, "plan": {"pool_bytes": end, "slots": [
+        {"offset_bytes": o, "nbytes": b} for o, b in zip(offsets, nbytes, strict=True)]}}
+    if content is not None:
+        out["content_hash"] = hex(content)
+    return out
+
+
+def chain_recording(iterations: range, shapes: list[int], sizes: list[int], variant: int = -1,
+                    tail: int = 0) -> list[dict]:
+    """The seed's dispatch tests' loop, recorded: op i (schema 0x100 + i) reads op i - 1's
+    output; tensors are 1-d floats of sizes[i] elements at fake pointers
+    (variant + 1) * 2^28 + (iter + 1) * 2^20 + (op + 1) * 2^12; after the iterations, the first
+    `tail` ops of the next one."""
+    def meta(it: int, i: int) -> dict:
+        ptr = (variant + 1) * 0x10000000 + (it + 1) * 0x100000 + (i + 1) * 0x1000
+        return {"ndim": 1, "sizes": [sizes[i]], "strides": [1], "dtype": 6, "device_idx": 0,
+                "data_ptr": hex(ptr)}
+
+    ops = []
+    for it in [*iterations, iterations.stop]:
+        for i in range(len(shapes) if it < iterations.stop else tail):
+            ops.append({"schema_hash": hex(0x100 + i), "shape_hash": hex(shapes[i]),
+                        "inputs": [meta(it, i - 1)] if i else [], "outputs": [meta(it, i)]})
+    return ops
+
+
+def _ops_of(region: dict, lo: int = 0, hi: int | None = None) -> list[dict]:
+    return [{"schema_hash": o["schema_hash"], "shape_hash": o["shape_hash"]}
+            for o in region["ops"][lo:hi]]
+
+
+@st.composite
+def dispatch_inputs(draw) -> dict:
+    """One to three variants of a chain sharing a prefix, published in some order, and a
+    stream of whole and partial iterations, foreign ops and later publishes."""
+    n = draw(st.integers(1, 8))
+    variants = []
+    for v in range(draw(st.integers(1, 3))):
+        split = draw(st.integers(0, n))
+        shapes = [0x200 + i if i < split or v == 0 else 0x300 * (v + 1) + i for i in range(n)]
+        nbytes = [1024 if i < split or v == 0 else 512 * draw(st.integers(1, 4))
+                  for i in range(n)]
+        variants.append(chain_region(shapes, nbytes, 0x7000 + v))
+    chains = len(variants)
+    if draw(st.booleans()):
+        variants.append({"ops": draw(region_ops(5))})
+    stream: list[dict] = []
+    story = chains > 1 and draw(st.booleans())
+    if story:  # replay 0, diverge onto 1, publish 1, replay it, then switch back and forth
+        a, b = _ops_of(variants[0]), _ops_of(variants[1])
+        split = next((i for i in range(n) if a[i] != b[i]), n)
+        stream += a * draw(st.integers(1, 2)) + a[:split] + b[split:split + 1]
+        stream += [{"publish": 1}] + b * 2 + a + b
+    for _ in range(draw(st.integers(0, 8))):
+        kind = draw(st.sampled_from(["iteration"] * 4 + ["partial", "foreign", "publish"]))
+        k = draw(st.integers(0, len(variants) - 1))
+        if kind == "iteration":
+            stream += _ops_of(variants[k])
+        elif kind == "partial":
+            stream += _ops_of(variants[k], draw(st.integers(0, n)), draw(st.integers(0, n)))
+        elif kind == "foreign":
+            stream.append({"schema_hash": "0xbad", "shape_hash": hex(0x200 + draw(
+                st.integers(0, n)))} | draw(st.sampled_from([{}, {"scope_hash": "0x5"}])))
+        else:
+            stream.append({"publish": k})
+    recordings = []
+    if draw(st.integers(0, 3)) == 0:
+        recordings.append(chain_recording(range(draw(st.integers(1, 3))),
+                                          [0x200 + i for i in range(n)], [256] * n,
+                                          tail=min(K, n)))
+    published = [0] if story else draw(st.none() | st.lists(st.integers(0, len(variants) - 1),
+                                                            max_size=3))
+    return {"regions": variants, "recordings": recordings, "published": published,
+            "stream": stream, "handles": draw(st.booleans())}
+
+
+def vigil_edges() -> list[dict]:
+    a = chain_region([0x200 + i for i in range(8)], [1024] * 8, 0xA)
+    b = chain_region([0x200, 0x201, 0x202, *(0x300 + i for i in range(3, 8))],
+                     [1024] * 3 + [2048] * 5, 0xB)
+    it_a, it_b = _ops_of(a), _ops_of(b)
+    short = chain_region([0x200, 0x201, 0x202], [256] * 3, 0xC)
+    return [
+        {"regions": [a], "stream": it_a * 3},
+        {"regions": [a], "stream": it_a * 2 + it_a[:3] + [{"schema_hash": "0xbad",
+                                                          "shape_hash": "0x203"}] + it_a},
+        {"regions": [a, b], "published": [0], "stream": it_a * 2 + it_b[:4] +
+         [{"publish": 1}] + it_b * 2 + it_a + it_b},
+        {"regions": [short], "stream": _ops_of(short) * 3},
+        {"regions": [{"ops": linear(K)}], "stream": linear(K) * 2},
+        {"regions": [a], "stream": it_a[:2] + [{"schema_hash": "0x100", "shape_hash": "0x200",
+                                               "scope_hash": "0x9"}] + it_a * 2},
+    ]
+
+
+def _vigil_bench(n: int, rng) -> list[dict]:
+    """Variants A and B of a 16-op chain sharing 8 ops: mostly A, a B pass every ~20 (two
+    switches), and a foreign op every ~5000 (a fallback, then a new publication of A)."""
+    a = chain_region([0x200 + i for i in range(16)], [4096] * 16, 0xA)
+    b = chain_region([0x200 + i if i < 8 else 0x300 + i for i in range(16)],
+                     [4096] * 8 + [8192] * 8, 0xB)
+    it_a, it_b = _ops_of(a), _ops_of(b)
+    stream: list[dict] = it_a + it_b + it_a
+    while len(stream) < n:
+        roll = int(rng.integers(0, 1000))
+        if roll < 3:
+            stream += [{"schema_hash": "0xbad", "shape_hash": "0x0"}, {"publish": 0}]
+        stream += it_b if roll % 20 == 0 else it_a
+    return [{"regions": [a, b], "recordings": [], "published": [1, 0], "stream": stream[:n],
+             "handles": True}]
+
+
+declare(
+    "vigil.dispatch", chapter=11,
+    summary="Vigil's foreground over a new stream: per op record / align / replay, divergence "
+            "handling with cached alternates, mode changes and the final state.",
+    args=record(regions=Field(Json("[region]"), "regions as JSON", default=[]),
+                recordings=Field(Json("[[op]]"), "recorded streams (trace.build ops)",
+                                 default=[]),
+                published=Field(Json("[region index] or null"),
+                                "published before the stream (default: all)", default=None),
+                stream=Field(Json("[op or {publish}]"), "the new ops, in order"),
+                handles=Field(BOOL, "report the handles of compiled ops", default=True)),
+    result=record(decisions=Json("[{action, status, op_index, outputs?, inputs?}]"),
+                  changes=Json("[{at, event, ctx_mode, mode, region}]"),
+                  recorded=Json("[stream index]"), migrations=Json("[migration]"),
+                  ctx_mode=U32, mode=U32, compiled_iterations=U32, diverged_count=U32,
+                  active_region=Json("region index or null"), region_cache=Json("[region]"),
+                  step=U64, reset_requested=Json("bool"),
+                  active_tx_region=Json("region index or null")),
+    spec=(vg.dispatch_op, vg.handle_divergence, vg.try_align), domain=dispatch_inputs,
+    bench=_vigil_bench,
+    errata=("E11.1", "E11.2", "E11.3", "E11.5", "E18.9", "E6.1", "E6.4", "E6.5", "E7.1",
+            "E8.3", "E8.4"),
+    not_applicable={"cupy": "one sequential state machine over the stream"},
+    invalid=(InvalidCase("publishing a region that is not there",
+                         lambda: st.just({"stream": [{"publish": 0}]})),
+             InvalidCase("a region op slot outside its plan", lambda: st.just(
+                 {"regions": [{"ops": [{"output_slot_ids": [3]}], "plan": {"slots": []}}],
+                  "stream": []})),
+             InvalidCase("a misaligned plan slot", lambda: st.just(
+                 {"regions": [{"ops": [], "plan": {"slots": [{"offset_bytes": 8}]}}],
+                  "stream": []}))),
+    edges=vigil_edges,
+)
+

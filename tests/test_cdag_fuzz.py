@@ -1,0 +1,156 @@
+"""Fuzzing the CDAG readers with mutated encodings (byte flips, truncations, insertions,
+changed counts): every input either decodes to a node that encodes back to the same bytes or
+is rejected with InvalidInput naming an offset. Nothing else (no other exception, no hang)."""
+
+from __future__ import annotations
+
+import random
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from crucible_spec.conformance.golden import golden
+from crucible_spec.conformance.golden_cdag import BRANCH_80
+from crucible_spec.engine import Implementation
+from crucible_spec.spec.cdag import (
+    CdagBranch,
+    CdagPlan,
+    CdagRegion,
+    decode_branch,
+    decode_region,
+    encode_branch,
+    encode_region,
+)
+from crucible_spec.spec.errata import profile_errata
+from crucible_spec.spec.errors import InvalidInput, SpecError
+from crucible_spec.spec.registry import REGISTRY
+from crucible_spec.spec.tensor_meta import TENSOR_META
+from crucible_spec.spec.tensor_slot import TENSOR_SLOT
+from crucible_spec.spec.trace_entry import TraceOp
+
+COUNTS = ("num_ops", "num_inputs", "num_outputs", "num_scalar_args", "num_slots", "num_arms")
+
+
+def _random_region(rng: random.Random) -> CdagRegion:
+    """A small region with every kind of part (seeded, so the pool is fixed)."""
+    def meta() -> dict:
+        m = TENSOR_META.default_values()
+        m["ndim"] = rng.randrange(9)
+        m["sizes"] = [rng.randrange(1 << 20) for _ in range(8)]
+        m["requires_grad"] = rng.random() < 0.5
+        return m
+
+    ops = []
+    for _ in range(rng.randrange(1, 4)):
+        nin, nout, nsa = rng.randrange(3), rng.randrange(3), rng.randrange(3)
+        ops.append(TraceOp(
+            schema_hash=rng.getrandbits(64), shape_hash=rng.getrandbits(64),
+            inputs=[meta() for _ in range(nin)], outputs=[meta() for _ in range(nout)],
+            scalar_args=[rng.getrandbits(63) for _ in range(nsa)] if rng.random() < 0.7
+            else None, num_scalar_args=nsa, grad_enabled=rng.random() < 0.5,
+            is_mutable=rng.random() < 0.5, training_phase=rng.randrange(4),
+            kernel_id=rng.randrange(256),
+            input_slot_ids=[rng.getrandbits(32) for _ in range(nin)] if nin else None))
+    plan = None
+    if rng.random() < 0.6:
+        slots = [TENSOR_SLOT.default_values() | {"nbytes": 256 * k, "is_external": k % 2 == 1}
+                 for k in range(rng.randrange(3))]
+        plan = CdagPlan(pool_bytes=4096, num_external=1, slots=slots)
+    return CdagRegion(ops, rng.getrandbits(64), rng.getrandbits(64), ops[0].schema_hash,
+                      rng.getrandbits(32), rng.getrandbits(32), plan)
+
+
+def _pool() -> list[tuple[bytes, list[int]]]:
+    """Base files and the offsets of their count fields."""
+    rng = random.Random(18)
+    regions = [bytes.fromhex(r["hex"]) for r in golden()["cdag"]["regions"]]
+    regions += [encode_region(_random_region(rng)) for _ in range(6)]
+    out = []
+    for data in regions:
+        spans: list = []
+        encode_region(decode_region(data), spans)
+        out.append((data, [at for at, _, name in spans if name.rsplit(".", 1)[-1] in COUNTS]))
+    return out
+
+
+def _branch_pool() -> list[tuple[bytes, list[int]]]:
+    guard = decode_branch(bytes.fromhex(BRANCH_80)).guard
+    b = encode_branch(CdagBranch(guard, [(-7, 1), (0, 2), (9, 3)], 5, 6))
+    return [(bytes.fromhex(BRANCH_80), [44]), (b, [44])]
+
+
+POOL = _pool()
+BRANCHES = _branch_pool()
+
+
+@st.composite
+def mutated(draw, pool: list[tuple[bytes, list[int]]]) -> bytes:
+    """One base file with 1-3 mutations."""
+    data, counts = draw(st.sampled_from(pool))
+    data = bytearray(data)
+    for _ in range(draw(st.integers(1, 3))):
+        kind = draw(st.sampled_from(("flip", "truncate", "insert", "count", "delete")))
+        at = draw(st.integers(0, max(len(data) - 1, 0)))
+        if kind == "flip" and data:
+            data[at] ^= draw(st.integers(1, 255))
+        elif kind == "truncate":
+            del data[at:]
+        elif kind == "insert":
+            data[at:at] = draw(st.binary(min_size=1, max_size=8))
+        elif kind == "delete":
+            del data[at:at + draw(st.integers(1, 8))]
+        elif counts:
+            c = draw(st.sampled_from(counts))
+            value = draw(st.sampled_from((0, 1, 2, 3, 255, 0xFFFF, 0xFFFFFFFF)))
+            width = 4 if c + 4 <= len(data) else 2
+            data[c:c + width] = (value & ((1 << 8 * width) - 1)).to_bytes(width, "little")
+    return bytes(data)
+
+
+def _outcome(decode, encode, data: bytes) -> str:
+    try:
+        node = decode(data)
+    except InvalidInput as e:
+        assert e.message.startswith("offset "), e.message
+        return "invalid_input"
+    assert encode(node) == data
+    return "decoded"
+
+
+@settings(max_examples=10_000, suppress_health_check=list(HealthCheck), deadline=None)
+@given(mutated(POOL))
+def test_mutated_regions_decode_canonically_or_are_rejected(data):
+    _outcome(decode_region, encode_region, data)
+
+
+@settings(max_examples=2_000, suppress_health_check=list(HealthCheck), deadline=None)
+@given(mutated(BRANCHES))
+def test_mutated_branches_decode_canonically_or_are_rejected(data):
+    _outcome(decode_branch, encode_branch, data)
+
+
+@settings(max_examples=300, suppress_health_check=list(HealthCheck), deadline=None)
+@given(mutated(POOL))
+def test_numba_gives_the_reference_outcome_on_mutated_regions(data):
+    def answer(impl: str):
+        try:
+            return Implementation(impl).call("cdag.decode", {"hex": data.hex()})
+        except SpecError as e:
+            return e.code, e.message
+
+    assert answer("numba") == answer("reference")
+
+
+@settings(max_examples=300, suppress_health_check=list(HealthCheck), deadline=None)
+@given(mutated(POOL))
+def test_numba_gives_the_seed_reader_outcome_on_mutated_regions(data):
+    seed = profile_errata("crucible@8d2680a2")
+
+    def answer(impl: str):
+        try:
+            return Implementation(impl, seed).call("cdag.decode", {"hex": data.hex()})
+        except SpecError as e:
+            return e.code, e.message
+
+    assert Implementation("numba", seed).route(REGISTRY.ops["cdag.decode"]).how == "kernel"
+    assert answer("numba") == answer("reference")
