@@ -4,6 +4,8 @@ is a list of queries; a model obligation is a list of spec machines to explore."
 
 from __future__ import annotations
 
+import functools
+import hashlib
 import inspect
 import multiprocessing
 import time
@@ -13,8 +15,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 import z3
-from z3.z3util import get_vars
 
+from .. import spec as spec_package
 from ..spec.machine import Machine
 from ..spec.registry import REGISTRY, Obligation, po_sort_key
 from . import cache
@@ -86,8 +88,24 @@ def canonical_smt2(formula) -> str:
     """SMT-LIB text of one query that depends only on the formula: declarations sorted by name,
     then the assertion. (Solver.to_smt2 names shared terms by global AST ids, which differ
     between processes, so it cannot key a cache.)"""
-    decls = sorted(f"(declare-fun {v} () {v.sort().sexpr()})" for v in get_vars(formula))
+    decls = sorted(f"(declare-fun {v} () {v.sort().sexpr()})" for v in free_constants(formula))
     return "\n".join([*decls, f"(assert {formula.sexpr()})", "(check-sat)"])
+
+
+def free_constants(formula) -> list:
+    """The uninterpreted constants of a formula, visiting each shared subterm once (a tree walk
+    is exponential in the depth of terms like ten composed Philox rounds)."""
+    seen, found, stack = set(), {}, [formula]
+    while stack:
+        e = stack.pop()
+        if e.get_id() in seen:
+            continue
+        seen.add(e.get_id())
+        if z3.is_const(e) and e.decl().kind() == z3.Z3_OP_UNINTERPRETED:
+            found[e.get_id()] = e
+        else:
+            stack.extend(e.children())
+    return list(found.values())
 
 
 def check_query(q: Query, timeout_s: float, settings: Settings) -> QueryOutcome:
@@ -117,13 +135,22 @@ def check_query(q: Query, timeout_s: float, settings: Settings) -> QueryOutcome:
     return QueryOutcome(q.label, status, seconds, False, model)
 
 
+@functools.cache
+def spec_digest() -> str:
+    """sha256 of every module of spec/: the code a machine's steps can run."""
+    h = hashlib.sha256()
+    for path in sorted(Path(spec_package.__file__).parent.glob("*.py")):
+        h.update(path.name.encode() + b"\0" + path.read_bytes() + b"\0")
+    return h.hexdigest()
+
+
 def check_machine(m: Machine, settings: Settings, variant: str = "") -> QueryOutcome:
     """Explore every interleaving of a spec machine, or answer from the cache (keyed by the
-    variant checked (obligation and mutant), the machine's name, initial state and the source
-    of the module that defines its steps)."""
+    variant checked (obligation and mutant), the machine's name, initial state, the source of
+    the module that defines its steps and every spec module, which the steps may call)."""
     source = inspect.getsource(inspect.getmodule(m.steps))
-    key = cache.query_key(f"{variant}\n{m.name}\n{m.initial!r}\n{source}", "model",
-                          "explore-1")
+    key = cache.query_key(f"{variant}\n{m.name}\n{m.initial!r}\n{source}\n{spec_digest()}",
+                          "model", "explore-2")
     if settings.use_cache:
         hit = cache.load(settings.cache_root, key)
         if hit is not None:

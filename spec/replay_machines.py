@@ -7,14 +7,11 @@ transitions too. A step that fails a precondition of the spec leads to a 'stuck'
 from __future__ import annotations
 
 import copy
-import hashlib
-import inspect
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
 from . import crucible_context as ctx_
-from . import pool_allocator, replay_engine, replay_region
 from . import region_cache as rc
 from . import transaction as tx
 from . import vigil as vg
@@ -24,15 +21,6 @@ from .iteration_detector import K
 from .machine import Machine
 from .replay_engine import ReplayStatus
 from .replay_region import Guard, ReplayOp, ReplayPlan, ReplayRegion, ReplaySlot, guard_key
-
-SPEC_DIGEST = hashlib.sha256("".join(inspect.getsource(m) for m in (
-    ctx_, pool_allocator, replay_engine, replay_region, rc, tx, vg)).encode()).hexdigest()[:8]
-"""The machines run these modules' code: their digest names each machine, so a cached
-exploration is not reused once the spec it explored changes."""
-
-
-def named(what: str) -> str:
-    return f"{what} [spec {SPEC_DIGEST}]"
 
 
 @dataclass(frozen=True)
@@ -112,7 +100,7 @@ def context_machine(regions: list[ReplayRegion], alphabet: dict[str, Guard],
                 ok &= after == (0, before[1] + 1, before[2]) and c.engine.current == n - 1
             yield label, Snap(key(c, ok), c)
 
-    return Machine(named("CrucibleContext"), Snap(key(CrucibleContext(), True), CrucibleContext()),
+    return Machine("CrucibleContext", Snap(key(CrucibleContext(), True), CrucibleContext()),
                    steps, (("no step fails a precondition", not_stuck),
                            ("advance moves and counts as its status says",
                             lambda s: s.key[0] == STUCK or s.key[-1])),
@@ -188,7 +176,7 @@ def vigil_machine(regions: list[ReplayRegion], alphabet: dict[str, Guard], publi
                 yield f"publish {r.rid}", Snap(vigil_key(v, left - 1, Facts()), v)
 
     v = vg.Vigil()
-    return Machine(named("Vigil"), Snap(vigil_key(v, publishes, Facts()), v), steps, (
+    return Machine("Vigil", Snap(vigil_key(v, publishes, Facts()), v), steps, (
         ("no dispatch fails a precondition", not_stuck),
         ("a COMPILED decision names a region op with the dispatched guard",
          lambda s: s.key[0] == STUCK or s.key[-1].handle_names_op),
@@ -234,7 +222,7 @@ def alignment_machine(region: ReplayRegion, alphabet: dict[str, Guard],
 
     v = vg.Vigil()
     vg.publish(v, region, errata)
-    return Machine(named(f"alignment of {n} ops"), Snap(key(v, (), True), v), steps, (
+    return Machine(f"alignment of {n} ops", Snap(key(v, (), True), v), steps, (
         ("no dispatch fails a precondition", not_stuck),
         ("compiles exactly when the last min(K, n) ops are the region's first",
          lambda s: s.key[0] == STUCK or s.key[-1])),
@@ -262,7 +250,7 @@ def txlog_machine(capacity: int, errata: frozenset[str] = NO_ERRATA) -> Machine:
             yield label, Snap(key(log), log)
 
     log = tx.TransactionLog(capacity)
-    return Machine(named(f"TransactionLog<{capacity}>"), Snap(key(log), log), steps,
+    return Machine(f"TransactionLog<{capacity}>", Snap(key(log), log), steps,
                    (("at most one ACTIVE, and active() names it",
                      lambda s: tx.at_most_one_active(s.obj)),), done=lambda s: False)
 
@@ -283,7 +271,7 @@ def cache_machine(capacity: int, hashes: list[int]) -> Machine:
             yield f"insert {r.rid}", Snap(key(c), c)
 
     c = rc.RegionCache(capacity)
-    return Machine(named(f"RegionCache capacity {capacity}"), Snap(key(c), c), steps, (
+    return Machine(f"RegionCache capacity {capacity}", Snap(key(c), c), steps, (
         ("no two entries share a content hash", lambda s: rc.unique_hashes(s.obj)),
         ("at most capacity entries", lambda s: s.obj.count <= capacity)),
         done=lambda s: False)

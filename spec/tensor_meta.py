@@ -31,7 +31,7 @@ _members = [
     Member("flags", u8, doc="MetaFlag bits"),
     Member("output_nr", u8, doc="autograd output number & 0xFF"),
     Member("storage_offset", i64),
-    Member("version", u32, doc="tensor version counter & 0xFFFFFFFF"),
+    Member("version", u32, doc="tensor version counter & 0xFFFFFFFF; 0 without one (E5.2)"),
     Member("storage_nbytes", u32, doc="storage size & 0xFFFFFFFF"),
     Member("grad_fn_hash", hash64, doc="FNV-1a of the grad_fn class name, 0 = none"),
 ]
@@ -51,6 +51,22 @@ erratum(
     detail="Bytes 141..143 hold requires_grad, flags and output_nr (the yellowpaper has pad[3]) "
            "and 144..167 storage_offset, version, storage_nbytes and grad_fn_hash. The MetaLog "
            "buffer is therefore 176,160,768 bytes, not about 144 MB.",
+)
+
+erratum(
+    "E5.2", "Recording an op on an inference tensor throws: the vessel reads its version counter",
+    seed="crucible@8d2680a2", location="vessel/torch/crucible_fallback.cpp, the meta extraction "
+                                       "(impl->version_counter().current_version())",
+    ops=(),
+    witness={"program": "with torch.inference_mode(): torch.ones(2) + 1",
+             "seed": "c10::Error 'Inference tensors do not track version counter.' from the "
+                     "boxed fallback: the op fails",
+             "spec": "the op is recorded with version = 0"},
+    flag="ub",
+    detail="Tensors made under inference_mode have no version counter and c10 throws when it "
+           "is read. The vessel reads it for every input and output, so under inference_mode "
+           "(which it otherwise records, op_flags bit 0) recording aborts the user's op. The "
+           "spec records such a tensor with version 0, as `crucible-spec record` does.",
 )
 
 

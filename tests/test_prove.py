@@ -70,3 +70,12 @@ def test_prove_cli_exit_codes_and_report(tmp_path, capsys):
     assert main([*args, "--mutants"]) == 0
     assert "killed" in capsys.readouterr().out
     assert main(["prove", "PO404.*"]) == 2
+
+
+def test_a_cached_exploration_is_not_reused_once_the_spec_changes(settings, monkeypatch):
+    machine = next(iter(REGISTRY.obligations["PO11.5"].build(
+        REGISTRY.obligations["PO11.5"].subject)))
+    first = runner.check_machine(machine, settings, "PO11.5")
+    assert not first.cached and runner.check_machine(machine, settings, "PO11.5").cached
+    monkeypatch.setattr(runner, "spec_digest", lambda: "another spec")
+    assert not runner.check_machine(machine, settings, "PO11.5").cached

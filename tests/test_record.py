@@ -125,6 +125,17 @@ def test_metas_are_capped_at_32_inputs_first():
     assert (foreach["num_inputs"], foreach["num_outputs"]) == (20, MAX_METAS - 20)
 
 
+def test_inference_tensors_are_recorded_with_version_0():
+    with torch.inference_mode():
+        x = torch.ones(2)
+        with Recorder() as r:
+            x.add_(1)
+    assert x.is_inference()
+    (entry,) = r.trace().entries
+    assert entry["op_flags"] & OpFlag.INFERENCE_MODE
+    assert [m["version"] for m in r.trace().metas] == [0, 0]
+
+
 class FakeStorage:
     """A storage at a fixed address (weakly referenceable, like UntypedStorage)."""
 
