@@ -10,6 +10,7 @@ tensor), and vigil.dispatch leaves out the handles (their offsets are the planne
 from __future__ import annotations
 
 from ..spec.replay_context_ops import context_test_args
+from ..spec.schema import HASH64
 from .golden import Case
 
 NONE = 4294967295
@@ -182,11 +183,14 @@ def change(at: int, event: str, ctx: int, mode: int, region: int | None) -> dict
 
 def vigil(decisions, changes, ctx, mode, iterations, diverged, active, cache, step, reset,
           tx, recorded=(), migrations=()) -> dict:
+    """Every publish here begins, commits and activates a transaction, so the active one is
+    the last publish's (step - 1); no case persists, so the Cipher head stays 0."""
     return {"decisions": decisions, "changes": changes, "recorded": list(recorded),
             "migrations": list(migrations), "ctx_mode": ctx, "mode": mode,
             "compiled_iterations": iterations, "diverged_count": diverged,
             "active_region": active, "region_cache": cache, "step": step,
-            "reset_requested": reset, "active_tx_region": tx}
+            "reset_requested": reset, "active_tx_region": tx,
+            "calls": [], "active_tx_step": step - 1, "cipher_head": HASH64.encode(0)}
 
 
 def vigil_cases() -> list[Case]:

@@ -5,7 +5,8 @@ the chosen one is published and the stream dispatched through the spec's Vigil. 
 from compiled mode is reported with the stream index, the region op it met, the guard level
 that failed (schema, shape, scope, callsite: those the profile checks), the expected and got
 hashes, the levels that differ but go unchecked under the profile, and what the alternate
-search found.
+search found. A JSON stream may also hold Vigil API calls ({"rollback": true}, {"persist": true},
+{"load": true}); each gets a line with what it returned and where the context stands after it.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from typing import Any
 
 from ..spec import region_cache as cache_
 from ..spec import vigil as vg
+from ..spec.cipher import Cipher
 from ..spec.crtrace import parse_crtrace
 from ..spec.crucible_context import ContextMode
 from ..spec.errors import InvalidInput
@@ -30,11 +32,13 @@ from ..spec.replay_region import (
     ReplayRegion,
     checked_levels,
     failed_level,
+    guard_from_wire,
     region_from_wire,
     regions_from_recording,
     regions_of_run,
 )
 from ..spec.schema import HASH64
+from ..spec.vigil_ops import call, call_name, parse_stream
 from ..spec.vigil_ops import load_regions as vigil_regions
 
 
@@ -88,8 +92,8 @@ def load_regions(path: str, errata: frozenset[str]) -> list[ReplayRegion]:
         raise SourceError(f"{path}: {e.message}") from None
 
 
-def load_stream(path: str, errata: frozenset[str]) -> list[Guard]:
-    """A .crtrace's ops, or JSON: a list of ops or {"stream": [...]}."""
+def load_stream(path: str, errata: frozenset[str]) -> list[Guard | str]:
+    """A .crtrace's ops, or JSON: a list of ops and API calls, or {"stream": [...]}."""
     if path.endswith(".crtrace"):
         try:
             t = parse_crtrace(_read(path), errata)
@@ -101,6 +105,10 @@ def load_stream(path: str, errata: frozenset[str]) -> list[Guard]:
     if isinstance(value, dict):
         value = value.get("stream", value.get("args", {}).get("stream", value.get("ops")))
     try:
+        if isinstance(value, list) and any(call_name(o) for o in value):
+            items = parse_stream([o if call_name(o) else {} for o in value], 0)
+            return [x if isinstance(x, str) else guard_from_wire(o, f"stream[{i}]")
+                    for i, (x, o) in enumerate(zip(items, value, strict=True))]
         return stream_from_wire(value, "stream")
     except InvalidInput as e:
         raise SourceError(f"{path}: {e.message}") from None
@@ -151,6 +159,7 @@ class ReplayReport:
     unchecked: list[tuple[int, int, list[str]]] = field(default_factory=list)
     recorded: int = 0
     completed: int = 0
+    calls: list[tuple[int, str, bool, int | None]] = field(default_factory=list)
 
     @property
     def left_compiled(self) -> bool:
@@ -163,7 +172,9 @@ class ReplayReport:
                 "unchecked_matches": [{"index": i, "region_op": p, "levels": lv}
                                       for i, p, lv in self.unchecked],
                 "left_compiled_mode": self.left_compiled, "recorded": self.recorded,
-                "completed_iterations": self.completed}
+                "completed_iterations": self.completed,
+                "calls": [{"index": i, "call": c, "ok": ok, "active_region": r}
+                          for i, c, ok, r in self.calls]}
 
     def describe(self) -> str:
         lines = [f"region {self.region} ({self.region_ops} ops) published; stream of "
@@ -176,6 +187,9 @@ class ReplayReport:
         lines += [f"op {i}: matched region op {p} but differs in {', '.join(lv)} (not "
                   f"checked by this profile)" for i, p, lv in self.unchecked]
         lines += [e.describe() for e in self.exits]
+        lines += [f"op {i}: {c}() returned {str(ok).lower()}; the context is "
+                  + ("in RECORD" if r is None else f"compiled on region {r}")
+                  for i, c, ok, r in self.calls]
         verdict = "left compiled mode" if self.left_compiled else \
             "never compiled" if self.compiled_at is None else "never left compiled mode"
         lines.append(f"{self.completed} iterations replayed, {self.recorded} ops recorded; "
@@ -191,18 +205,24 @@ def _alternate(v: vg.Vigil, g: Guard, errata: frozenset[str]) -> ReplayRegion | 
     return cache_.find_alternate(c, v.ctx.engine.ops_matched, g, active, errata)
 
 
-def replay_report(regions: list[ReplayRegion], k: int, stream: list[Guard],
+def replay_report(regions: list[ReplayRegion], k: int, stream: list[Guard | str],
                   errata: frozenset[str]) -> ReplayReport:
-    """Publish region k, dispatch the stream and note every divergence in compiled mode."""
+    """Publish region k, dispatch the stream (making its API calls) and note every divergence
+    in compiled mode."""
     if not regions:
         raise SourceError("the recording has no region (no iteration was detected)")
     if not 0 <= k < len(regions):
         raise SourceError(f"the recording has {len(regions)} regions; no region {k}")
     r = regions[k]
-    v = vg.Vigil()
+    v = vg.Vigil(cipher=Cipher())
     vg.publish(v, r, errata)
-    out = ReplayReport(k, r.num_ops, len(stream))
+    out = ReplayReport(k, r.num_ops, sum(not isinstance(g, str) for g in stream))
     for i, g in enumerate(stream):
+        if isinstance(g, str):
+            ok = call(v, g, errata)
+            active = v.ctx.active_region
+            out.calls.append((i, g, ok, None if active is None else active.rid))
+            continue
         was = v.ctx.mode == ContextMode.COMPILED
         if was:
             active, pos = v.ctx.active_region, v.ctx.engine.ops_matched

@@ -1,5 +1,5 @@
 """Chapter 11 and 18 obligations: the replay modes, explored exhaustively at small bounds —
-CrucibleContext, Vigil's foreground (dispatch, alignment, divergence, alternates), the
+CrucibleContext, Vigil's foreground (dispatch, alignment, divergence, alternates, rollback), the
 TransactionLog and the RegionCache. Mutants swap one spec function for a plausible bug while
 the machine steps."""
 
@@ -24,7 +24,7 @@ from ..spec.replay_machines import (
 )
 from ..spec.replay_region import Guard
 from ..spec.transaction import E18_9, TxStatus
-from ..spec.vigil import E11_5
+from ..spec.vigil import E11_5, E11_6
 from .obligation import model_obligation
 
 G = {f"g{i}": Guard(0x100 + i, 0x200 + i) for i in range(4)}
@@ -168,6 +168,39 @@ def txlog_one_active(bug):
     patches = {(transaction, "rollback"): _rollback_keeps_active} \
         if bug == "rollback keeps active" else {}
     return [patched(txlog_machine(c, errata), patches) for c in (2, 4)]
+
+
+def _rollback_log_only(v, errata=frozenset()) -> bool:
+    """The bug: only the log rolls back; the context keeps what it had."""
+    return transaction.rollback(v.tx_log)
+
+
+_ROLLBACK_BUGS: dict[str, tuple[dict, frozenset[str]]] = {
+    "rollback keeps pending": ({}, frozenset({E11_6})),
+    "rollback log only": ({(vigil, "rollback"): _rollback_log_only}, frozenset()),
+    "rollback keeps active": ({(transaction, "rollback"): _rollback_keeps_active}, frozenset()),
+}
+
+
+@model_obligation(
+    "PO11.6",
+    "Vigil's foreground with its TransactionLog, every interleaving of dispatches (7 ops), up "
+    "to 2 publications of 3 regions and a rollback: no step is stuck; the invariants of PO11.2 "
+    "hold; after a rollback the context replays the restored transaction's region when that "
+    "has a plan (RECORD otherwise); at most one transaction is ACTIVE and active() names it.",
+    covers=("vigil.dispatch", "Vigil", "TransactionLog"),
+    subject=None,
+    mutants=(Mutant("rollback keeps pending", "the seed's rollback leaves a region waiting to "
+                                              "align (E11.6)", "rollback keeps pending"),
+             Mutant("rollback log only", "rollback leaves the context as it was",
+                    "rollback log only"),
+             Mutant("rollback keeps active", "the log's rollback does not mark the active one "
+                                             "ROLLED_BACK", "rollback keeps active")),
+    timeout_s=300.0,
+)
+def vigil_rollback(bug):
+    patches, errata = _ROLLBACK_BUGS.get(bug, ({}, frozenset()))
+    return [patched(vigil_machine(_regions(), ALPHABET, 2, errata, rollbacks=1), patches)]
 
 
 def _find_newest(c, content_hash):

@@ -116,6 +116,15 @@ class Facts:
     handle_names_op: bool = True
     divergence_clean: bool = True
     not_recorded_when_compiled: bool = True
+    rollback_restores: bool = True
+
+
+def restored(v: vg.Vigil) -> bool:
+    """After a rollback the context replays the restored transaction's region if that has a
+    plan, and is in RECORD otherwise."""
+    tx_region = v.tx_log.entries[v.tx_log.active].region
+    planned = v.regions[tx_region].plan is not None
+    return rid(v.ctx.active_region) == (tx_region if planned else None)
 
 
 def judge(v: vg.Vigil, g: Guard, d: vg.DispatchResult, recorded: bool, aligning: bool,
@@ -134,25 +143,32 @@ def judge(v: vg.Vigil, g: Guard, d: vg.DispatchResult, recorded: bool, aligning:
     return Facts(names, clean, quiet)
 
 
-def vigil_key(v: vg.Vigil, publishes: int, facts: Facts) -> tuple:
+def vigil_key(v: vg.Vigil, publishes: int, rollbacks: int, facts: Facts,
+              track_log: bool = True) -> tuple:
+    """The behaviour-relevant state; the log matters only to a machine that rolls back."""
     c, e = v.ctx, v.ctx.engine
     cache = tuple((rid(v.region_cache.regions[k]), v.region_cache.num_ops[k])
                   for k in rc.mru(v.region_cache))
+    log = tuple((int(t.status), t.region) for t in v.tx_log.entries[:v.tx_log.count]) \
+        if track_log else ()
     return (int(c.mode), rid(c.active_region), e.cursor, e.current,
             tuple(c.pool.table or ()), rid(v.pending_region), rid(v.pending_activation),
-            v.alignment_pos, cache, int(v.mode), publishes, facts)
+            v.alignment_pos, cache, int(v.mode), publishes, rollbacks, log,
+            v.tx_log.active if track_log else None, facts)
 
 
 def vigil_machine(regions: list[ReplayRegion], alphabet: dict[str, Guard], publishes: int,
-                  errata: frozenset[str] = NO_ERRATA, extra: Callable | None = None
-                  ) -> Machine:
-    """Any interleaving of dispatched ops (from the alphabet) and up to `publishes` region
-    publications. `extra(vigil, guard, result)` lets a mutant act after a dispatch."""
+                  errata: frozenset[str] = NO_ERRATA, extra: Callable | None = None,
+                  rollbacks: int = 0) -> Machine:
+    """Any interleaving of dispatched ops (from the alphabet), up to `publishes` region
+    publications and up to `rollbacks` rollbacks. `extra(vigil, guard, result)` lets a mutant
+    act after a dispatch."""
+    log = rollbacks > 0
 
     def steps(s: Snap) -> Iterator[tuple[str, Snap]]:
         if s.key[0] == STUCK:
             return
-        v0, left = s.obj, s.key[10]
+        v0, left, back = s.obj, s.key[10], s.key[11]
         for name, g in alphabet.items():
             v = _copy(v0, regions)
             pending = v.pending_activation or v.pending_region
@@ -168,15 +184,24 @@ def vigil_machine(regions: list[ReplayRegion], alphabet: dict[str, Guard], publi
                 continue
             facts = judge(v, g, d, bool(v.recorded), aligning, errata)
             v.recorded, v.events, v.migrations = [], [], []
-            yield label, Snap(vigil_key(v, left, facts), v)
+            yield label, Snap(vigil_key(v, left, back, facts, log), v)
         if left:
             for r in regions:
                 v = _copy(v0, regions)
                 vg.publish(v, r, errata)
-                yield f"publish {r.rid}", Snap(vigil_key(v, left - 1, Facts()), v)
+                yield f"publish {r.rid}", Snap(vigil_key(v, left - 1, back, Facts(), log), v)
+        if back:
+            v = _copy(v0, regions)
+            try:
+                ok = vg.rollback(v, errata)
+            except (AssertionError, IndexError, KeyError) as e:
+                yield _stuck("rollback", e)
+                return
+            facts = Facts(rollback_restores=not ok or restored(v))
+            yield "rollback", Snap(vigil_key(v, left, back - 1, facts, log), v)
 
     v = vg.Vigil()
-    return Machine("Vigil", Snap(vigil_key(v, publishes, Facts()), v), steps, (
+    return Machine("Vigil", Snap(vigil_key(v, publishes, rollbacks, Facts(), log), v), steps, (
         ("no dispatch fails a precondition", not_stuck),
         ("a COMPILED decision names a region op with the dispatched guard",
          lambda s: s.key[0] == STUCK or s.key[-1].handle_names_op),
@@ -185,7 +210,12 @@ def vigil_machine(regions: list[ReplayRegion], alphabet: dict[str, Guard], publi
         ("replayed and aligning ops are never recorded",
          lambda s: s.key[0] == STUCK or s.key[-1].not_recorded_when_compiled),
         ("compiled exactly when a region is active, and then nothing waits to align",
-         lambda s: s.key[0] == STUCK or vg.mode_consistent(s.obj))), done=lambda s: False)
+         lambda s: s.key[0] == STUCK or vg.mode_consistent(s.obj)),
+        ("a rollback replays the restored transaction's region (when it has a plan)",
+         lambda s: s.key[0] == STUCK or s.key[-1].rollback_restores),
+        ("at most one transaction is ACTIVE, and active() names it",
+         lambda s: s.key[0] == STUCK or tx.at_most_one_active(s.obj.tx_log))),
+        done=lambda s: False)
 
 
 def alignment_machine(region: ReplayRegion, alphabet: dict[str, Guard],

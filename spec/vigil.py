@@ -1,7 +1,8 @@
 """Chapter 11: Vigil's foreground dispatch. Each op is recorded (RECORD), used to align with
 a published region (not recorded), or replayed against the active region (COMPILED); a
 divergence tries a cached alternate at the same position and otherwise falls back to
-recording. The background thread is modelled by `publish` (its region_ready callback)."""
+recording. The background thread is modelled by `publish` (its region_ready callback);
+rollback, persist and load are the API calls of section 13.5."""
 
 from __future__ import annotations
 
@@ -11,14 +12,19 @@ from dataclasses import dataclass, field
 from . import crucible_context as ctx_
 from . import region_cache as cache_
 from . import transaction as tx_
+from .cdag import CdagPlan, CdagRegion
+from .cipher import Cipher
 from .crucible_context import ContextMode, CrucibleContext, Migration
 from .errata import NO_ERRATA, erratum
 from .iteration_detector import K
 from .replay_engine import ReplayStatus
-from .replay_region import Guard, ReplayRegion, guard_key
+from .replay_region import Guard, ReplayOp, ReplayPlan, ReplayRegion, ReplaySlot, guard_key
+from .tensor_meta import TENSOR_META
+from .tensor_slot import TENSOR_SLOT
+from .trace_entry import TraceOp
 from .types import NONE32
 
-E11_2, E11_5 = "E11.2", "E11.5"
+E11_2, E11_5, E11_6 = "E11.2", "E11.5", "E11.6"
 ALIGNMENT_K = K
 """Consecutive matches that confirm an iteration boundary (IterationDetector::K)."""
 
@@ -60,6 +66,10 @@ class Vigil:
     region_cache: cache_.RegionCache = field(default_factory=cache_.RegionCache)
     tx_log: tx_.TransactionLog = field(default_factory=tx_.TransactionLog)
     reset_requested: bool = False
+    regions: dict[int, ReplayRegion] = field(default_factory=dict)
+    bg_active: ReplayRegion | None = None
+    cipher: Cipher | None = None
+    stored: dict[int, int] = field(default_factory=dict)
     recorded: list[Guard] = field(default_factory=list)
     migrations: list[Migration] = field(default_factory=list)
     events: list[str] = field(default_factory=list)
@@ -72,8 +82,12 @@ def publish(v: Vigil, r: ReplayRegion, errata: frozenset[str] = NO_ERRATA) -> No
     slot = tx_.begin_tx(v.tx_log, step, errata)  # 2. begin, commit, activate
     tx_.commit(v.tx_log, slot, r.rid, r.content_hash, r.content_hash)  # Merkle = content here
     tx_.activate(v.tx_log, slot)
+    v.regions[r.rid] = r
+    v.bg_active = r  # the background stores its active region before the callback
     v.pending_region = r  # 3. release-store: a newer region replaces an unconsumed one
     v.mode = Mode.COMPILED  # 4
+    if v.cipher is not None:  # 5. pre-store the object; the result is ignored
+        cipher_store(v, r, errata)
 
 
 def record_op(v: Vigil, g: Guard) -> None:
@@ -207,6 +221,95 @@ def try_switch_region(v: Vigil, alt: ReplayRegion, div_pos: int,
     return True
 
 
+def rollback(v: Vigil, errata: frozenset[str] = NO_ERRATA) -> bool:
+    """rollback(): the previous SUPERSEDED transaction is active again and the context is
+    re-activated on its region; Vigil::mode_ is left as it is. The spec also drops a pending
+    or aligning region, which the seed keeps and later activates (E11.6)."""
+    if not tx_.rollback(v.tx_log):  # 1
+        return False
+    if v.ctx.mode == ContextMode.COMPILED:  # 2
+        ctx_.deactivate(v.ctx)
+    if E11_6 not in errata:
+        v.pending_region = v.pending_activation = None
+    tx = v.tx_log.entries[v.tx_log.active]  # 3. the restored transaction's region
+    r = v.regions.get(tx.region) if tx.region is not None else None
+    if r is not None:
+        v.bg_active = r
+        if ctx_.activate(v.ctx, r):  # 4
+            register_externals_from_region(v, r)
+    return True
+
+
+def cdag_of(r: ReplayRegion) -> CdagRegion:
+    """The region as a CDAG file describes it: an input's meta carries its data pointer (the
+    writer stores it as 0), the merkle hash is the content hash (as on_region_ready commits)."""
+    meta = TENSOR_META.default_values()
+    ops = []
+    for op in r.ops:
+        n_in = max(len(op.input_slot_ids or []), len(op.input_ptrs))
+        ptrs = op.input_ptrs + [0] * (n_in - len(op.input_ptrs))
+        ops.append(TraceOp(op.guard.schema, op.guard.shape, op.guard.scope, op.guard.callsite,
+                           inputs=[meta | {"data_ptr": p} for p in ptrs],
+                           outputs=[meta] * len(op.output_slot_ids or []),
+                           input_slot_ids=op.input_slot_ids, output_slot_ids=op.output_slot_ids))
+    plan = None
+    if r.plan is not None:
+        slot = TENSOR_SLOT.default_values()
+        plan = CdagPlan(r.plan.pool_bytes, sum(s.is_external for s in r.plan.slots), slots=[
+            slot | {"offset_bytes": s.offset_bytes, "nbytes": s.nbytes,
+                    "is_external": s.is_external, "slot_id": k}
+            for k, s in enumerate(r.plan.slots)])
+    first = r.ops[0].guard.schema if r.ops else 0
+    return CdagRegion(ops, r.content_hash, r.content_hash, first, plan=plan)
+
+
+def region_of(c: CdagRegion, rid: int) -> ReplayRegion:
+    """A loaded CDAG region as replay reads it (named by the region first stored under its
+    hash); its input data pointers come back as the file holds them."""
+    ops = [ReplayOp(Guard(op.schema_hash, op.shape_hash, op.scope_hash, op.callsite_hash),
+                    op.input_slot_ids, op.output_slot_ids, [m["data_ptr"] for m in op.inputs])
+           for op in c.ops]
+    plan = None if c.plan is None else ReplayPlan(c.plan.pool_bytes, [
+        ReplaySlot(s["offset_bytes"], s["nbytes"], bool(s["is_external"])) for s in c.plan.slots])
+    return ReplayRegion(rid, ops, plan, c.content_hash)
+
+
+def cipher_store(v: Vigil, r: ReplayRegion, errata: frozenset[str]) -> int:
+    """cipher.store(region): the content hash once the object exists, else 0."""
+    h = v.cipher.store(cdag_of(r), errata)
+    if h:
+        v.stored.setdefault(h, r.rid)
+    return h
+
+
+def persist(v: Vigil, errata: frozenset[str] = NO_ERRATA) -> bool:
+    """persist(): store the background's active region and advance the head to the step."""
+    if v.cipher is None or v.bg_active is None:  # 1
+        return False
+    h = cipher_store(v, v.bg_active, errata)  # 2
+    if not h:
+        return False
+    v.cipher.advance_head(h, v.step)  # 3
+    return True
+
+
+def load(v: Vigil) -> bool:
+    """load(): the head's region becomes the active one and Vigil::mode_ COMPILED, even when
+    the context cannot activate it (no plan); with a plan it is activated and cached."""
+    if v.cipher is None or v.cipher.empty():  # 1
+        return False
+    c = v.cipher.load(v.cipher.head)  # 2
+    if c is None:
+        return False
+    r = region_of(c, v.stored[v.cipher.head])
+    v.bg_active = r  # 3
+    v.mode = Mode.COMPILED
+    if ctx_.activate(v.ctx, r):  # 4
+        register_externals_from_region(v, r)
+        cache_.insert(v.region_cache, r)
+    return True
+
+
 def mode_consistent(v: Vigil) -> bool:
     """Invariant: the context is compiled exactly when it has an active region, and then
     nothing is waiting for alignment."""
@@ -247,4 +350,26 @@ erratum(
            "op 0). After a, a, a, b against a region a, a, b, ... the window a, a, b matched; "
            "the seed has lost it and waits for the next iteration. The spec keeps the longest "
            "suffix of the stream that is a prefix of the region.",
+)
+
+erratum(
+    E11_6, "rollback leaves the rolled-back region pending for alignment",
+    seed="crucible@8d2680a2", location="include/crucible/Vigil.h: rollback",
+    ops=("vigil.dispatch",),
+    witness={"args": {"regions": [{"ops": [{"schema_hash": "0x1"}, {"schema_hash": "0x2"}],
+                                   "plan": {"slots": []}},
+                                  {"ops": [{"schema_hash": "0x3"}, {"schema_hash": "0x4"}],
+                                   "plan": {"slots": []}}],
+                      "published": [0],
+                      "stream": [{"schema_hash": "0x1"}, {"schema_hash": "0x2"},
+                                 {"publish": 1}, {"rollback": True}, {"schema_hash": "0x9"},
+                                 {"schema_hash": "0x3"}, {"schema_hash": "0x4"}]},
+             "spec": {"ctx_mode": 0, "active_region": None},
+             "seed": {"ctx_mode": 1, "active_region": 1}},
+    flag="result",
+    detail="rollback() is documented to restore the previous transaction as the active one, "
+           "but it leaves pending_region_ and pending_activation_ as they are: a region "
+           "published while the context was compiled and then rolled back is consumed at the "
+           "next fallback, aligned and activated, so the context replays a region whose "
+           "transaction is ROLLED_BACK. The spec's rollback drops what was waiting to align.",
 )

@@ -4,13 +4,17 @@ the background thread made.
 Args: `regions` (region wire form: ops with guard hashes and slot ids, an optional plan),
 `recordings` (recorded streams in trace.build's ops form; each goes through the background
 pipeline and its regions follow `regions`, in order), `published` (the regions the background
-publishes before the stream starts, in order; default all of them) and `stream` (ops, or
-{"publish": k or [k, ...]} items where the background publishes more regions).
+publishes before the stream starts, in order; default all of them), `cipher` (whether the
+Vigil has a Cipher store, empty at the start) and `stream`: ops, {"publish": k or [k, ...]}
+items where the background publishes more regions, and the API calls {"rollback": true},
+{"persist": true} and {"load": true} (section 13.5).
 
 Result: per stream op its DispatchResult {action, status, op_index} and, when compiled (and
 `handles` is on), the handles of the matched op's outputs and inputs (a pool offset or an
 external pointer, by slot id; null for a none slot); every mode change with the stream index
-where it happened; which ops were recorded; the slots migrated by region switches; the final state.
+where it happened (a publish or API item is a change of its own); per API item what it returned;
+which ops were recorded; the slots migrated by region switches; the final state, with the step
+of the active transaction and the Cipher head (0 when there is none).
 """
 
 from __future__ import annotations
@@ -20,6 +24,7 @@ from typing import Any
 from hypothesis import strategies as st
 
 from . import vigil as vg
+from .cipher import Cipher
 from .errata import NO_ERRATA
 from .errors import InvalidInput
 from .iteration_detector import K
@@ -81,16 +86,33 @@ def region_indices(value: Any, n: int, path: str) -> list[int]:
     return ks
 
 
-def parse_stream(stream: Any, n: int) -> list[Guard | list[int]]:
-    """Each item as a Guard (an op) or the region indices it publishes."""
+CALLS = ("rollback", "persist", "load")
+"""The Vigil API calls a stream item can make: {"rollback": true} and so on."""
+
+Item = Guard | list[int] | str
+
+
+def call_name(item: Any) -> str | None:
+    """The API call an item names, if it is a dict with one of the call keys."""
+    if isinstance(item, dict):
+        return next((c for c in CALLS if c in item), None)
+    return None
+
+
+def parse_stream(stream: Any, n: int) -> list[Item]:
+    """Each item as a Guard (an op), the region indices it publishes, or an API call's name."""
     if not isinstance(stream, list):
-        raise InvalidInput("args.stream: expected a list of ops and publish items")
-    out: list[Guard | list[int]] = []
+        raise InvalidInput("args.stream: expected a list of ops, publish and call items")
+    out: list[Item] = []
     for i, item in enumerate(stream):
         if isinstance(item, dict) and "publish" in item:
             if len(item) != 1:
                 raise InvalidInput(f"args.stream[{i}]: a publish item has no other field")
             out.append(region_indices(item["publish"], n, f"args.stream[{i}].publish"))
+        elif (name := call_name(item)) is not None:
+            if len(item) != 1 or item[name] is not True:
+                raise InvalidInput(f"args.stream[{i}]: a {name} item is {{\"{name}\": true}}")
+            out.append(name)
         else:
             out.append(guard_from_wire(item, f"args.stream[{i}]"))
     return out
@@ -102,19 +124,30 @@ def _change(v: vg.Vigil, at: int, event: str) -> dict:
             "region": None if r is None else r.rid}
 
 
-def run_dispatch(rs: list[ReplayRegion], published: list[int],
-                 items: list[Guard | list[int]], errata: frozenset[str],
-                 handles: bool = True) -> dict:
-    """The reference walk: publish, then dispatch or publish item by item."""
-    v = vg.Vigil()
+def call(v: vg.Vigil, name: str, errata: frozenset[str]) -> bool:
+    if name == "rollback":
+        return vg.rollback(v, errata)
+    if name == "persist":
+        return vg.persist(v, errata)
+    return vg.load(v)
+
+
+def run_dispatch(rs: list[ReplayRegion], published: list[int], items: list[Item],
+                 errata: frozenset[str], handles: bool = True, cipher: bool = True) -> dict:
+    """The reference walk: publish, then dispatch, publish or call item by item."""
+    v = vg.Vigil(cipher=Cipher() if cipher else None)
     for k in published:
         vg.publish(v, rs[k], errata)
-    decisions, changes, recorded, migrations = [], [], [], []
+    decisions, changes, recorded, migrations, calls = [], [], [], [], []
     for at, item in enumerate(items):
         if isinstance(item, list):
             for k in item:
                 vg.publish(v, rs[k], errata)
             changes.append(_change(v, at, "published"))
+            continue
+        if isinstance(item, str):
+            calls.append({"at": at, "call": item, "ok": call(v, item, errata)})
+            changes.append(_change(v, at, item))
             continue
         before, n_recorded = len(v.events), len(v.recorded)
         d = vg.dispatch_op(v, item, errata)
@@ -133,23 +166,27 @@ def run_dispatch(rs: list[ReplayRegion], published: list[int],
                                for m in v.migrations]
     active = v.ctx.active_region
     tx = v.tx_log.active
+    live = tx is not None and v.tx_log.entries[tx].status == TxStatus.ACTIVE
     return {"decisions": decisions, "changes": changes, "recorded": recorded,
-            "migrations": migrations, "ctx_mode": int(v.ctx.mode), "mode": int(v.mode),
+            "migrations": migrations, "calls": calls,
+            "ctx_mode": int(v.ctx.mode), "mode": int(v.mode),
             "compiled_iterations": v.ctx.compiled_iterations,
             "diverged_count": v.ctx.diverged_count,
             "active_region": None if active is None else active.rid,
             "region_cache": [v.region_cache.regions[k].rid for k in mru(v.region_cache)],
             "step": v.step, "reset_requested": v.reset_requested,
-            "active_tx_region": None if tx is None or v.tx_log.entries[tx].status !=
-            TxStatus.ACTIVE else v.tx_log.entries[tx].region}
+            "active_tx_region": None if not live else v.tx_log.entries[tx].region,
+            "active_tx_step": None if not live else v.tx_log.entries[tx].step_id,
+            "cipher_head": 0 if v.cipher is None else v.cipher.head}
 
 
 def vigil_dispatch(regions: Any, recordings: Any, published: Any, stream: Any,
-                   handles: bool = True, errata: frozenset[str] = NO_ERRATA) -> dict:
+                   handles: bool = True, cipher: bool = True,
+                   errata: frozenset[str] = NO_ERRATA) -> dict:
     rs = load_regions(regions, recordings, errata)
     first = list(range(len(rs))) if published is None else region_indices(published, len(rs),
                                                                      "args.published")
-    return run_dispatch(rs, first, parse_stream(stream, len(rs)), errata, handles)
+    return run_dispatch(rs, first, parse_stream(stream, len(rs)), errata, handles, cipher)
 
 
 def chain_region(shapes: list[int], nbytes: list[int], content: int | None = None) -> dict:
@@ -195,7 +232,7 @@ def _ops_of(region: dict, lo: int = 0, hi: int | None = None) -> list[dict]:
 @st.composite
 def dispatch_inputs(draw) -> dict:
     """One to three variants of a chain sharing a prefix, published in some order, and a
-    stream of whole and partial iterations, foreign ops and later publishes."""
+    stream of whole and partial iterations, foreign ops, later publishes and API calls."""
     n = draw(st.integers(1, 8))
     variants = []
     for v in range(draw(st.integers(1, 3))):
@@ -215,7 +252,8 @@ def dispatch_inputs(draw) -> dict:
         stream += a * draw(st.integers(1, 2)) + a[:split] + b[split:split + 1]
         stream += [{"publish": 1}] + b * 2 + a + b
     for _ in range(draw(st.integers(0, 8))):
-        kind = draw(st.sampled_from(["iteration"] * 4 + ["partial", "foreign", "publish"]))
+        kind = draw(st.sampled_from(["iteration"] * 4 + ["partial", "foreign", "publish",
+                                                         "call"]))
         k = draw(st.integers(0, len(variants) - 1))
         if kind == "iteration":
             stream += _ops_of(variants[k])
@@ -224,8 +262,10 @@ def dispatch_inputs(draw) -> dict:
         elif kind == "foreign":
             stream.append({"schema_hash": "0xbad", "shape_hash": hex(0x200 + draw(
                 st.integers(0, n)))} | draw(st.sampled_from([{}, {"scope_hash": "0x5"}])))
-        else:
+        elif kind == "publish":
             stream.append({"publish": k})
+        else:
+            stream.append({draw(st.sampled_from(CALLS)): True})
     recordings = []
     if draw(st.integers(0, 3)) == 0:
         recordings.append(chain_recording(range(draw(st.integers(1, 3))),
@@ -234,7 +274,8 @@ def dispatch_inputs(draw) -> dict:
     published = [0] if story else draw(st.none() | st.lists(st.integers(0, len(variants) - 1),
                                                             max_size=3))
     return {"regions": variants, "recordings": recordings, "published": published,
-            "stream": stream, "handles": draw(st.booleans())}
+            "stream": stream, "handles": draw(st.booleans()),
+            "cipher": draw(st.integers(0, 3)) > 0}
 
 
 def vigil_edges() -> list[dict]:
@@ -253,6 +294,12 @@ def vigil_edges() -> list[dict]:
         {"regions": [{"ops": linear(K)}], "stream": linear(K) * 2},
         {"regions": [a], "stream": it_a[:2] + [{"schema_hash": "0x100", "shape_hash": "0x200",
                                                "scope_hash": "0x9"}] + it_a * 2},
+        {"regions": [a, b], "published": [], "stream": [{"publish": 0}, {"publish": 1},
+                                                       {"rollback": True}, {"rollback": True},
+                                                       *it_a]},
+        {"regions": [a, b], "published": [1], "stream": [
+            *it_a, {"publish": 0}, *it_a[:5], {"persist": True}, {"rollback": True},
+            {"load": True}, *it_a]},
     ]
 
 
@@ -270,7 +317,7 @@ def _vigil_bench(n: int, rng) -> list[dict]:
             stream += [{"schema_hash": "0xbad", "shape_hash": "0x0"}, {"publish": 0}]
         stream += it_b if roll % 20 == 0 else it_a
     return [{"regions": [a, b], "recordings": [], "published": [1, 0], "stream": stream[:n],
-             "handles": True}]
+             "handles": True, "cipher": True}]
 
 
 declare(
@@ -282,19 +329,24 @@ declare(
                                  default=[]),
                 published=Field(Json("[region index] or null"),
                                 "published before the stream (default: all)", default=None),
-                stream=Field(Json("[op or {publish}]"), "the new ops, in order"),
-                handles=Field(BOOL, "report the handles of compiled ops", default=True)),
+                stream=Field(Json("[op or {publish} or {rollback|persist|load: true}]"),
+                             "the new ops, publications and API calls, in order"),
+                handles=Field(BOOL, "report the handles of compiled ops", default=True),
+                cipher=Field(BOOL, "the Vigil has a (fresh) Cipher store", default=True)),
     result=record(decisions=Json("[{action, status, op_index, outputs?, inputs?}]"),
                   changes=Json("[{at, event, ctx_mode, mode, region}]"),
                   recorded=Json("[stream index]"), migrations=Json("[migration]"),
+                  calls=Json("[{at, call, ok}]"),
                   ctx_mode=U32, mode=U32, compiled_iterations=U32, diverged_count=U32,
                   active_region=Json("region index or null"), region_cache=Json("[region]"),
                   step=U64, reset_requested=Json("bool"),
-                  active_tx_region=Json("region index or null")),
-    spec=(vg.dispatch_op, vg.handle_divergence, vg.try_align), domain=dispatch_inputs,
+                  active_tx_region=Json("region index or null"),
+                  active_tx_step=Json("step or null"), cipher_head=HASH64),
+    spec=(vg.dispatch_op, vg.handle_divergence, vg.try_align, vg.rollback, vg.persist,
+          vg.load), domain=dispatch_inputs,
     bench=_vigil_bench,
-    errata=("E11.1", "E11.2", "E11.3", "E11.5", "E18.9", "E6.1", "E6.4", "E6.5", "E7.1",
-            "E8.3", "E8.4"),
+    errata=("E11.1", "E11.2", "E11.3", "E11.5", "E11.6", "E18.5", "E18.9", "E6.1", "E6.4",
+            "E6.5", "E7.1", "E8.3", "E8.4"),
     not_applicable={"cupy": "one sequential state machine over the stream"},
     invalid=(InvalidCase("publishing a region that is not there",
                          lambda: st.just({"stream": [{"publish": 0}]})),

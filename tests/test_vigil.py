@@ -13,15 +13,17 @@ from crucible_spec.cli import main
 from crucible_spec.engine import Implementation
 from crucible_spec.spec.crtrace import write_crtrace
 from crucible_spec.spec.errata import profile_errata
+from crucible_spec.spec.errors import SpecError
 from crucible_spec.spec.iteration_detector import K
 from crucible_spec.spec.registry import REGISTRY
 from crucible_spec.spec.replay_region import regions_from_recording
-from crucible_spec.spec.vigil_ops import chain_recording, load_regions
+from crucible_spec.spec.vigil_ops import chain_recording, chain_region, load_regions
 from crucible_spec.synthetic import iteration_length, synthetic_trace
 
 SEED = profile_errata("crucible@8d2680a2")
 REF, REF_SEED = Implementation("reference"), Implementation("reference", SEED)
 NONE = 4294967295
+CALLS = {"publish", "rollback", "persist", "load"}
 SHAPE_A = [0x200 + i for i in range(8)]
 SHAPE_B = [0x200, 0x201, 0x202, *(0x300 + i for i in range(3, 8))]
 
@@ -36,8 +38,7 @@ def _active_by_index(result: dict, n: int) -> list[int | None]:
         changes.setdefault(c["at"], []).append(c)
     for i in range(n):
         for c in changes.get(i, []):
-            if c["event"] in ("aligned", "switched", "fallback"):
-                active = c["region"]
+            active = c["region"]
         out.append(active)
     return out
 
@@ -47,10 +48,11 @@ def test_compiled_decisions_name_a_matching_region_op(args):
     wire = REGISTRY.ops["vigil.dispatch"].args.encode(args) | {"handles": True}
     r = REF.call("vigil.dispatch", wire)
     regions = load_regions(args["regions"], args["recordings"], frozenset())
-    items = [s for s in args["stream"] if "publish" not in s]
+    ops_at = [i for i, s in enumerate(args["stream"]) if not CALLS.intersection(s)]
+    items = [args["stream"][i] for i in ops_at]
     decisions = r["decisions"]
     assert len(decisions) == len(items)
-    stream_at = [i for i, s in enumerate(args["stream"]) if "publish" not in s]
+    stream_at = ops_at
     active = _active_by_index(r, len(args["stream"]))
     for d, item, at in zip(decisions, items, stream_at, strict=True):
         if d["status"] == 1:
@@ -198,3 +200,124 @@ def test_numba_dispatch_on_the_seed_scenarios_and_odd_input():
            "stream": [{"schema_hash": "0X100", "shape_hash": "0x200"}, {"publish": [0, 0]},
                       {"schema_hash": "0x100", "shape_hash": "0x200", "inputs": []}]}
     assert numba.call("vigil.dispatch", odd) == REF_SEED.call("vigil.dispatch", odd)
+
+
+# Rollback, persist and load (section 13.5; the log of section 23, the store of section 24)
+
+A = chain_region(SHAPE_A, [1024] * 8, 0xA)
+B = chain_region(SHAPE_B, [1024] * 3 + [2048] * 5, 0xB)
+PASS = [{"action": 1, "status": 0, "op_index": NONE}] * 7 + \
+    [{"action": 1, "status": 2, "op_index": NONE}]
+ZERO = "0x0000000000000000"
+
+
+def call_results(r: dict) -> list[tuple[int, str, bool]]:
+    return [(c["at"], c["call"], c["ok"]) for c in r["calls"]]
+
+
+@pytest.mark.parametrize("impl", ["reference", "numba"])
+@pytest.mark.parametrize("errata", [frozenset(), SEED], ids=["crucible", "seed"])
+def test_rollback_restores_the_superseded_region(impl, errata):
+    """Section 23: B's activation supersedes A; rollback makes A active again, a second
+    rollback fails. Section 13.5: the context is re-activated on A (cursor 0), mode_ kept."""
+    x = Implementation(impl, errata)
+    base = {"regions": [A, B], "published": [], "handles": False}
+    r = x.call("vigil.dispatch", base | {"stream": [{"publish": 0}, {"publish": 1}]})
+    assert (r["active_tx_region"], r["active_tx_step"], r["ctx_mode"]) == (1, 1, 0)
+    r = x.call("vigil.dispatch", base | {"stream": [
+        {"publish": 0}, {"publish": 1}, {"rollback": True}, {"rollback": True},
+        *loop(SHAPE_A)]})
+    assert call_results(r) == [(2, "rollback", True), (3, "rollback", False)]
+    assert (r["active_tx_region"], r["active_tx_step"], r["step"]) == (0, 0, 2)
+    assert (r["ctx_mode"], r["active_region"], r["mode"]) == (1, 0, 1)
+    assert r["decisions"] == PASS and r["compiled_iterations"] == 1 and r["recorded"] == []
+    assert [(c["event"], c["region"]) for c in r["changes"]] == [
+        ("published", None), ("published", None), ("rollback", 0), ("rollback", 0)]
+    assert r["cipher_head"] == ZERO
+
+
+@pytest.mark.parametrize("errata,mode", [(frozenset(), 2), (SEED, 0)], ids=["crucible", "seed"])
+def test_rollback_after_a_fallback_compiles_without_changing_the_mode(errata, mode):
+    x = Implementation("reference", errata)
+    r = x.call("vigil.dispatch", {"regions": [A, B], "published": [0, 1], "handles": False,
+                                  "stream": [*loop(SHAPE_B), {"schema_hash": "0xbad"},
+                                             {"rollback": True}, *loop(SHAPE_A)]})
+    assert r["changes"][1]["event"] == "fallback" and call_results(r) == [(9, "rollback", True)]
+    assert r["decisions"][-8:] == PASS
+    assert (r["ctx_mode"], r["active_region"], r["mode"]) == (1, 0, mode)
+
+
+@pytest.mark.parametrize("impl", ["reference", "numba"])
+@pytest.mark.parametrize("errata", [frozenset(), SEED], ids=["crucible", "seed"])
+def test_persist_then_load_round_trips_through_the_cipher(impl, errata):
+    """Section 13.5: persist needs a cipher and an active region, stores it and moves the head
+    to its content hash; load from the head activates it, caches it, sets mode COMPILED."""
+    x = Implementation(impl, errata)
+    r = x.call("vigil.dispatch", {"regions": [A], "published": [], "handles": False,
+                                  "stream": [{"persist": True}, {"load": True}, {"publish": 0},
+                                             {"persist": True}, {"load": True},
+                                             *loop(SHAPE_A)]})
+    assert call_results(r) == [(0, "persist", False), (1, "load", False), (3, "persist", True),
+                               (4, "load", True)]
+    assert r["cipher_head"] == "0x000000000000000a" and r["decisions"] == PASS
+    assert (r["ctx_mode"], r["active_region"], r["mode"], r["region_cache"]) == (1, 0, 1, [0])
+    none = x.call("vigil.dispatch", {"regions": [A], "cipher": False,
+                                     "stream": [{"persist": True}, {"load": True}]})
+    assert call_results(none) == [(0, "persist", False), (1, "load", False)]
+    assert none["cipher_head"] == ZERO
+
+
+def test_load_without_a_plan_still_reports_success():
+    r = REF.call("vigil.dispatch", {"regions": [{"ops": loop(SHAPE_A), "content_hash": "0x5"}],
+                                    "stream": [{"schema_hash": "0xbad"}, {"persist": True},
+                                               {"load": True}]})
+    assert call_results(r) == [(1, "persist", True), (2, "load", True)]
+    assert (r["mode"], r["ctx_mode"], r["active_region"]) == (1, 0, None)
+
+
+@pytest.mark.parametrize("impl", ["reference", "numba"])
+def test_persist_of_a_300_op_region_fails_in_the_seed(impl):
+    """Section 24: 299 ops store, 300 (without a plan) overflow the estimate (E18.5)."""
+    region = {"ops": [{"schema_hash": "0x1"}] * 300, "content_hash": "0x1234"}
+    args = {"regions": [region], "stream": [{"persist": True}]}
+    spec = Implementation(impl).call("vigil.dispatch", args)
+    assert call_results(spec) == [(0, "persist", True)]
+    seed = Implementation(impl, SEED).call("vigil.dispatch", args)
+    assert call_results(seed) == [(0, "persist", False)] and seed["cipher_head"] == ZERO
+
+
+@pytest.mark.parametrize("impl", ["reference", "numba"])
+def test_rollback_drops_the_region_that_waits_to_align(impl):
+    """E11.6: B, published while A replays and then rolled back, is not aligned later."""
+    a = {"ops": [{"schema_hash": "0x1"}, {"schema_hash": "0x2"}], "plan": {"slots": []}}
+    b = {"ops": [{"schema_hash": "0x3"}, {"schema_hash": "0x4"}], "plan": {"slots": []}}
+    args = {"regions": [a, b], "published": [0], "stream": [
+        {"schema_hash": "0x1"}, {"schema_hash": "0x2"}, {"publish": 1}, {"rollback": True},
+        {"schema_hash": "0x9"}, {"schema_hash": "0x3"}, {"schema_hash": "0x4"}]}
+    spec, seed = (Implementation(impl, e).call("vigil.dispatch", args)
+                  for e in (frozenset(), SEED))
+    assert (spec["ctx_mode"], spec["recorded"]) == (0, [5, 6])
+    assert (seed["ctx_mode"], seed["active_region"], seed["active_tx_region"]) == (1, 1, 0)
+
+
+@pytest.mark.parametrize("item", [{"rollback": 1}, {"load": True, "x": 1}, {"persist": False}])
+def test_a_malformed_call_item_is_invalid_input(item):
+    with pytest.raises(SpecError) as e:
+        REF.call("vigil.dispatch", {"stream": [item]})
+    assert e.value.code == "invalid_input" and "args.stream[0]" in e.value.message
+
+
+def test_oracle_replay_reports_each_api_call(files, capsys):
+    ops = loop(SHAPE_A)
+    stream = [*ops, {"persist": True}, {"rollback": True}, {"load": True}, *ops]
+    (files / "calls.json").write_text(json.dumps(stream))
+    args = ["oracle", "replay", str(files / "region.json"), str(files / "calls.json")]
+    assert main(args) == 0
+    out = capsys.readouterr().out
+    assert "op 8: persist() returned true; the context is compiled on region 0" in out
+    assert "op 9: rollback() returned false" in out and "op 10: load() returned true" in out
+    assert main([*args, "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert [(c["index"], c["call"], c["ok"]) for c in report["calls"]] == [
+        (8, "persist", True), (9, "rollback", False), (10, "load", True)]
+    assert report["stream_ops"] == 16

@@ -1,19 +1,21 @@
 """numba kernel for vigil.dispatch: Vigil's foreground walk (alignment, replay, divergence,
 alternate switch with slot migration, fallback) over regions flattened into arrays. The
-regions are parsed (and recordings run through the pipeline) by the spec first."""
+regions are parsed (and recordings run through the pipeline) by the spec first; so is what the
+Cipher would make of each region (whether it stores, and the region a load gives back)."""
 
 from __future__ import annotations
 
 import numpy as np
 from numba import njit
 
+from ...spec.cipher import E18_5, Cipher
 from ...spec.crucible_context import E11_3
 from ...spec.registry import REGISTRY, kernel
-from ...spec.replay_region import E11_1
+from ...spec.replay_region import E11_1, Guard
 from ...spec.schema import HASH64
 from ...spec.transaction import E18_9
-from ...spec.vigil import ALIGNMENT_K, E11_2, E11_5
-from ...spec.vigil_ops import load_regions, parse_stream, region_indices
+from ...spec.vigil import ALIGNMENT_K, E11_2, E11_5, E11_6, cdag_of, region_of
+from ...spec.vigil_ops import call_name, load_regions, parse_stream, region_indices
 from .replay import guard_array
 
 NONE = np.int64(4294967295)
@@ -22,11 +24,13 @@ TX_CAP = 16
 # scalar state: S[...]
 CTX_MODE, MODE, STEP, PENDING, ALIGNING, ALIGN_POS, RESET, ITERS, DIVERGED_N, ACTIVE, \
     ENGINE_R, CURSOR, CURRENT, POOL_BYTES, C_HEAD, C_COUNT, TX_HEAD, TX_ACTIVE, N_EVENTS, \
-    N_MIG, N_HANDLES, EVENT, TENTATIVE = range(23)
+    N_MIG, N_HANDLES, EVENT, TENTATIVE, TX_COUNT, BG, HEAD_R, CIPHER = range(27)
 EV_PUBLISHED, EV_ALIGNED, EV_SWITCHED, EV_FALLBACK, EV_NO_PLAN = 1, 2, 3, 4, 5
 EVENTS = {EV_PUBLISHED: "published", EV_ALIGNED: "aligned", EV_SWITCHED: "switched",
-          EV_FALLBACK: "fallback", EV_NO_PLAN: "no_plan"}
-FLAG_E11_2, FLAG_E11_3, FLAG_E11_5, FLAG_E18_9 = 0, 1, 2, 3
+          EV_FALLBACK: "fallback", EV_NO_PLAN: "no_plan", 6: "rollback", 7: "persist", 8: "load"}
+ITEM_KINDS = {"rollback": 2, "persist": 3, "load": 4}
+"""Stream item kinds: 0 an op, 1 a publish, then the API calls; a call's event is kind + 4."""
+FLAG_E11_2, FLAG_E11_3, FLAG_E11_5, FLAG_E18_9, FLAG_E11_6 = 0, 1, 2, 3, 4
 PIPELINE_ERRATA = ("E6.1", "E6.4", "E6.5", "E7.1", "E8.3", "E8.4")
 """Errata of the pipeline that builds regions from recordings: the spec's parse applies them."""
 
@@ -159,12 +163,79 @@ def _handles(S, at, R, OUT, out_ids, out_null, IN, in_ids, in_null, kind, val, h
 
 
 @njit(cache=True)
+def _store(S, r, content, storable, stored):
+    """cipher.store(region): the hash once an object exists under it (the first writer's),
+    else 0; 0 for a zero hash."""
+    if content[r] == 0:
+        return False
+    for q in range(stored.size):
+        if stored[q] and content[q] == content[r]:
+            return True
+    stored[r] = storable[r]
+    return storable[r] != 0
+
+
+@njit(cache=True)
+def _api_call(S, call, n, R, SL, slot_off, slot_ext, pool_bytes, has_plan, content, storable,
+              stored, IN, in_ids, in_null, in_ptr, kind, val, c_region, c_hash, c_nops, flags,
+              tx_status, tx_region):
+    """rollback (2), persist (3) or load (4) of section 13.5; whether it returned true. A
+    loaded region is region n + r, the Cipher's copy of the first region stored as r."""
+    if call == 2:
+        p = -1
+        for i in range(S[TX_COUNT]):  # previous()
+            slot = (S[TX_HEAD] - 1 - i) & (TX_CAP - 1)
+            if tx_status[slot] == 4:
+                p = slot
+                break
+        if p < 0:
+            return False
+        if S[TX_ACTIVE] >= 0:
+            tx_status[S[TX_ACTIVE]] = 5
+        tx_status[p] = 3
+        S[TX_ACTIVE] = p
+        if S[CTX_MODE] == 1:
+            _deactivate(S, kind)
+        if not flags[FLAG_E11_6]:
+            S[PENDING], S[ALIGNING] = -1, -1
+        r = tx_region[p]
+        if r >= 0:
+            S[BG] = r
+            if has_plan[r]:
+                _activate(S, r, R, SL, slot_off, slot_ext, pool_bytes, kind, val)
+                _register_externals(r, R, SL, slot_ext, IN, in_ids, in_null, in_ptr, kind, val)
+        return True
+    if not S[CIPHER]:
+        return False
+    if call == 3:
+        r = S[BG]
+        if r < 0 or not _store(S, r % n, content, storable, stored):
+            return False
+        for q in range(n):
+            if stored[q] and content[q] == content[r]:
+                S[HEAD_R] = q
+                break
+        return True
+    if S[HEAD_R] < 0 or content[S[HEAD_R]] == 0:
+        return False
+    r = n + S[HEAD_R]
+    S[BG], S[MODE] = r, 1
+    if has_plan[r]:
+        _activate(S, r, R, SL, slot_off, slot_ext, pool_bytes, kind, val)
+        _register_externals(r, R, SL, slot_ext, IN, in_ids, in_null, in_ptr, kind, val)
+        _cache_insert(S, r, content, c_region, c_hash, c_nops, R[r + 1] - R[r])
+    return True
+
+
+@njit(cache=True)
 def vigil_run(kinds, items, pub_start, pub_ids, n_first, R, guards, has_plan, content,
               pool_bytes, SL, slot_off, slot_nbytes, slot_ext, OUT, out_ids, out_null, IN,
               in_ids, in_null, in_ptr, flags, levels, max_slots, S, dec, recorded, ev, mig,
-              h_at, h_side, h_slot, h_kind, h_val, c_region, tx_status, tx_region):
-    """The foreground over the items (kind 0 an op, 1 a publish; the first n_first publish
-    lists are published before the stream). dec[i] = action, status, op_index."""
+              h_at, h_side, h_slot, h_kind, h_val, c_region, tx_status, tx_region, tx_step,
+              n_regions, cipher, storable, stored, call_ok):
+    """The foreground over the items (kind 0 an op, 1 a publish, 2.. an API call; the first
+    n_first publish lists are published before the stream). dec[i] = action, status,
+    op_index; call_ok[i] what a call returned."""
     kind = np.zeros(max_slots, dtype=np.int64)
     val = np.zeros(max_slots, dtype=np.uint64)
     visited = np.zeros(max_slots, dtype=np.uint8)
@@ -173,25 +244,36 @@ def vigil_run(kinds, items, pub_start, pub_ids, n_first, R, guards, has_plan, co
     S[:] = 0
     S[PENDING], S[ALIGNING], S[ACTIVE], S[ENGINE_R], S[CURRENT], S[TX_ACTIVE] = -1, -1, -1, \
         -1, -1, -1
+    S[BG], S[HEAD_R], S[CIPHER] = -1, -1, cipher
     for t in range(n_first + kinds.size):
         at = t - n_first
         if t < n_first or kinds[at] == 1:
             for p in range(pub_start[t], pub_start[t + 1]):  # on_region_ready
                 r = pub_ids[p]
+                step = S[STEP]
                 S[STEP] += 1
                 if not flags[FLAG_E18_9] and S[TX_ACTIVE] == S[TX_HEAD] & (TX_CAP - 1):
                     S[TX_HEAD] += 1
                 slot = S[TX_HEAD] & (TX_CAP - 1)
                 S[TX_HEAD] += 1
-                tx_status[slot], tx_region[slot] = 2, r
+                S[TX_COUNT] = min(S[TX_COUNT] + 1, TX_CAP)
+                tx_status[slot], tx_region[slot], tx_step[slot] = 2, r, step
                 if S[TX_ACTIVE] >= 0:
                     tx_status[S[TX_ACTIVE]] = 4
                 tx_status[slot] = 3
                 S[TX_ACTIVE] = slot
-                S[PENDING] = r
+                S[BG], S[PENDING] = r, r
                 S[MODE] = 1
+                if cipher:
+                    _store(S, r, content, storable, stored)
             if t >= n_first:
                 S[EVENT] = EV_PUBLISHED
+        elif kinds[at] >= 2:
+            call_ok[at] = _api_call(S, kinds[at], n_regions, R, SL, slot_off, slot_ext, pool_bytes,
+                                    has_plan, content, storable, stored, IN, in_ids, in_null,
+                                    in_ptr, kind, val, c_region, c_hash, c_nops, flags,
+                                    tx_status, tx_region)
+            S[EVENT] = kinds[at] + 4
         else:
             S[EVENT] = 0
             action, status, op_index = 0, 0, NONE
@@ -326,6 +408,8 @@ def fast_items(stream, n: int) -> tuple[np.ndarray, np.ndarray, list[list[int]]]
     """Item kinds (1 = publish), every item's guard row and publish list: plain op objects go
     through one columnar parse; anything unusual through the spec's parser."""
     try:
+        if any(call_name(o) for o in stream):
+            raise ValueError("calls")
         kinds = np.array([isinstance(o, dict) and "publish" in o for o in stream],
                          dtype=np.int64)
         lists: list[list[int]] = [[] for _ in stream]
@@ -339,18 +423,24 @@ def fast_items(stream, n: int) -> tuple[np.ndarray, np.ndarray, list[list[int]]]
         return kinds, guards, lists
     except (ValueError, AttributeError, TypeError):
         items = parse_stream(stream, n)
-        kinds = np.array([isinstance(x, list) for x in items], dtype=np.int64)
-        guards = np.array([(0, 0, 0, 0) if isinstance(x, list) else tuple(x) for x in items]
+        kinds = np.array([ITEM_KINDS[x] if isinstance(x, str) else isinstance(x, list)
+                          for x in items], dtype=np.int64)
+        guards = np.array([tuple(x) if isinstance(x, Guard) else (0, 0, 0, 0) for x in items]
                           or np.zeros((0, 4)), dtype=np.uint64).reshape(-1, 4)
         return kinds, guards, [x if isinstance(x, list) else [] for x in items]
 
 
-def vigil_one(regions, recordings, published, stream, handles, errata) -> dict:
+def vigil_one(regions, recordings, published, stream, handles, cipher, errata) -> dict:
     """Flatten, run the kernel, and put the wire result together."""
     rs = load_regions(regions, recordings, errata)
     kinds, stream_g, lists = fast_items(stream, len(rs))
-    first = list(range(len(rs))) if published is None else region_indices(published, len(rs),
-                                                                     "args.published")
+    n, calls = len(rs), bool((kinds >= 2).any())
+    storable = np.array([calls and Cipher().store(cdag_of(r), errata) != 0 for r in rs],
+                        dtype=np.uint8)
+    if (kinds == ITEM_KINDS["load"]).any():
+        rs = rs + [region_of(cdag_of(r), r.rid) for r in rs]
+    first = list(range(n)) if published is None else region_indices(published, n,
+                                                               "args.published")
     ops = [op for r in rs for op in r.ops]
     R = np.zeros(len(rs) + 1, dtype=np.int64)
     R[1:] = np.cumsum([r.num_ops for r in rs])
@@ -371,7 +461,8 @@ def vigil_one(regions, recordings, published, stream, handles, errata) -> dict:
                   for op in ops] or [0])
     max_slots = max([len(s) for s in slots] or [0]) + 1
     outs = max([len(op.output_slot_ids or []) for op in ops] or [0])
-    S = np.zeros(23, dtype=np.int64)
+    S = np.zeros(27, dtype=np.int64)
+    call_ok = np.zeros(m, dtype=np.uint8)
     dec = np.zeros((m, 3), dtype=np.int64)
     recorded = np.zeros(m, dtype=np.uint8)
     ev = np.zeros((m, 5), dtype=np.int64)
@@ -383,34 +474,38 @@ def vigil_one(regions, recordings, published, stream, handles, errata) -> dict:
     c_region = np.full(8, -1, dtype=np.int64)
     tx_status = np.zeros(TX_CAP, dtype=np.int64)
     tx_region = np.full(TX_CAP, -1, dtype=np.int64)
-    flags = np.array([E11_2 in errata, E11_3 in errata, E11_5 in errata, E18_9 in errata],
-                     dtype=np.uint8)
+    tx_step = np.zeros(TX_CAP, dtype=np.int64)
+    flags = np.array([E11_2 in errata, E11_3 in errata, E11_5 in errata, E18_9 in errata,
+                      E11_6 in errata], dtype=np.uint8)
+    content = np.array([r.content_hash for r in rs], dtype=np.uint64)
     vigil_run(kinds, stream_g, pub_start, pub_ids, 1, R, guards,
               np.array([r.plan is not None for r in rs], dtype=np.uint8),
-              np.array([r.content_hash for r in rs], dtype=np.uint64),
-              np.array([r.plan.pool_bytes if r.plan else 0 for r in rs], dtype=np.int64),
+              content, np.array([r.plan.pool_bytes if r.plan else 0 for r in rs], dtype=np.int64),
               SL, np.array([s.offset_bytes for s in flat], dtype=np.int64),
               np.array([s.nbytes for s in flat], dtype=np.int64),
               np.array([s.is_external for s in flat], dtype=np.uint8),
               OUT, out_ids, np.array([op.output_slot_ids is None for op in ops], dtype=np.uint8),
               IN, in_ids, np.array([op.input_slot_ids is None for op in ops], dtype=np.uint8),
               in_ptr, flags, 2 if E11_1 in errata else 4, max_slots, S, dec, recorded, ev, mig,
-              h_at, h_side, h_slot, h_kind, h_val, c_region, tx_status, tx_region)
+              h_at, h_side, h_slot, h_kind, h_val, c_region, tx_status, tx_region,
+              tx_step, n, int(cipher), storable, np.zeros(n, dtype=np.uint8), call_ok)
     by_item: dict[int, tuple[list, list]] = {}
     for k in range(int(S[N_HANDLES])):
         side = by_item.setdefault(int(h_at[k]), ([], []))[int(h_side[k])]
         side.append(_handle_wire(int(h_kind[k]), int(h_slot[k]), int(h_val[k])))
     decisions = []
     for i in range(m):
-        if kinds[i] == 1:
+        if kinds[i] != 0:
             continue
         d = {"action": int(dec[i, 0]), "status": int(dec[i, 1]), "op_index": int(dec[i, 2])}
         if handles and d["action"] == 1:
             outs_, ins_ = by_item.get(i, ([], []))
             d |= {"outputs": outs_, "inputs": ins_}
         decisions.append(d)
+    calls = [{"at": i, "call": EVENTS[int(kinds[i]) + 4], "ok": bool(call_ok[i])}
+             for i in np.flatnonzero(kinds >= 2).tolist()]
     changes = [{"at": int(e[0]), "event": EVENTS[int(e[1])], "ctx_mode": int(e[2]),
-                "mode": int(e[3]), "region": None if e[4] < 0 else int(e[4])}
+                "mode": int(e[3]), "region": None if e[4] < 0 else int(e[4]) % n}
                for e in ev[:int(S[N_EVENTS])]]
     head, count = int(S[C_HEAD]), int(S[C_COUNT])
     txa = int(S[TX_ACTIVE])
@@ -418,20 +513,25 @@ def vigil_one(regions, recordings, published, stream, handles, errata) -> dict:
             "recorded": [i for i in range(m) if recorded[i]],
             "migrations": [{"at": int(x[0]), "op": int(x[1]), "old_slot": int(x[2]),
                             "new_slot": int(x[3]), "nbytes": int(x[4])}
-                           for x in mig[:int(S[N_MIG])]],
+                           for x in mig[:int(S[N_MIG])]], "calls": calls,
             "ctx_mode": int(S[CTX_MODE]), "mode": int(S[MODE]),
             "compiled_iterations": int(S[ITERS]), "diverged_count": int(S[DIVERGED_N]),
-            "active_region": None if S[ACTIVE] < 0 else int(S[ACTIVE]),
-            "region_cache": [int(c_region[(head - 1 - i) & 7]) for i in range(count)],
+            "active_region": None if S[ACTIVE] < 0 else int(S[ACTIVE]) % n,
+            "region_cache": [int(c_region[(head - 1 - i) & 7]) % n for i in range(count)],
             "step": int(S[STEP]), "reset_requested": bool(S[RESET]),
             "active_tx_region": int(tx_region[txa]) if txa >= 0 and tx_status[txa] == 3
-            else None}
+            else None,
+            "active_tx_step": int(tx_step[txa]) if txa >= 0 and tx_status[txa] == 3 else None,
+            "cipher_head": int(content[S[HEAD_R]]) if S[HEAD_R] >= 0 else 0}
 
 
-@kernel("vigil.dispatch", "numba", models=(E11_1, E11_2, E11_3, E11_5, E18_9, *PIPELINE_ERRATA))
-def vigil_dispatch_batch(regions, recordings, published, stream, handles, errata=frozenset()):
-    rows = [vigil_one(*a, bool(h), errata) for a, h in
-            zip(zip(regions, recordings, published, stream, strict=True), handles, strict=True)]
+@kernel("vigil.dispatch", "numba",
+        models=(E11_1, E11_2, E11_3, E11_5, E11_6, E18_5, E18_9, *PIPELINE_ERRATA))
+def vigil_dispatch_batch(regions, recordings, published, stream, handles, cipher,
+                         errata=frozenset()):
+    rows = [vigil_one(*a, bool(h), bool(c), errata) for a, h, c in
+            zip(zip(regions, recordings, published, stream, strict=True), handles, cipher,
+                strict=True)]
     out = {k: [row[k] for row in rows] for k in REGISTRY.ops["vigil.dispatch"].result.fields}
     for k in ("ctx_mode", "mode", "compiled_iterations", "diverged_count"):
         out[k] = np.array(out[k], dtype=np.uint32)
