@@ -4,7 +4,9 @@ Every request gets one `Reply`: a response object, or a named failure: `crash` (
 exited or closed stdout), `hang` (no line within the timeout), `garbage` (a line that is not a
 JSON object), `flood` (a line over the size limit, or a response for another id: output the
 client did not ask for). After any failure the process is killed; the next request starts a
-fresh one, so the rest of the suite still runs.
+fresh one, so the rest of the suite still runs. The first request of each op to a process
+waits `first_timeout` instead of `timeout`: the process may still be starting, or compiling
+that op (a JIT).
 """
 
 from __future__ import annotations
@@ -40,15 +42,15 @@ class Reply:
 class Client:
     """Speaks the protocol with `command`, restarting it after any failure."""
 
-    def __init__(self, command: list[str], timeout: float = 10.0, start_timeout: float = 60.0):
+    def __init__(self, command: list[str], timeout: float = 10.0, first_timeout: float = 60.0):
         self.command = command
         self.timeout = timeout
-        self.start_timeout = start_timeout
+        self.first_timeout = first_timeout
         self.proc: subprocess.Popen | None = None
         self.lines: queue.Queue = queue.Queue(maxsize=64)
         self.stderr: deque[str] = deque(maxlen=200)
         self.starts = 0
-        self.fresh = True
+        self.warm: set[str] = set()
 
     def _start(self) -> None:
         self.starts += 1
@@ -56,7 +58,7 @@ class Client:
                                      stderr=subprocess.PIPE, start_new_session=True)
         self.lines = queue.Queue(maxsize=64)
         self.stderr.clear()
-        self.fresh = True
+        self.warm = set()
         threading.Thread(target=_pump_stdout, args=(self.proc, self.lines), daemon=True).start()
         threading.Thread(target=_pump_stderr, args=(self.proc, self.stderr), daemon=True).start()
 
@@ -72,7 +74,7 @@ class Client:
             except OSError as e:
                 return Reply(CRASH, None, 0.0, f"cannot start {self.command[0]!r}: {e}")
         line = json.dumps({"id": rid, "op": op, "args": args}, separators=(",", ":")) + "\n"
-        limit = self.start_timeout if self.fresh else self.timeout
+        limit = self.timeout if op in self.warm else self.first_timeout
         start = time.perf_counter()
         if not _write(self.proc, line.encode(), limit):
             return self._fail(HANG, start, f"did not read its input within {limit:g} s")
@@ -80,7 +82,7 @@ class Client:
             raw = self.lines.get(timeout=limit)
         except queue.Empty:
             return self._fail(HANG, start, f"no response within {limit:g} s")
-        self.fresh = False
+        self.warm.add(op)
         if raw is None:
             return self._fail(CRASH, start, "stdout closed")
         if raw is TOO_LONG:

@@ -84,12 +84,30 @@ def test_a_crashing_implementation_is_reported_and_the_run_goes_on(tmp_path):
 
 
 def test_a_hanging_implementation_times_out(tmp_path):
-    client = Client(fake(tmp_path, "time.sleep(60)"), timeout=0.5, start_timeout=0.5)
+    client = Client(fake(tmp_path, "time.sleep(60)"), timeout=0.5, first_timeout=0.5)
     start = time.perf_counter()
     _, results, events = run_suite(client, small_suite("hash.fmix64"), frozenset(), Xfail())
     assert time.perf_counter() - start < 20
     assert {e["kind"] for e in events} == {HANG} and "no response within" in events[0]["detail"]
     assert results[0].failures[0].kind == HANG
+
+
+SLOW_FIRST_CALL = """
+seen = globals().setdefault("seen", set())
+if req["op"] not in seen:
+    seen.add(req["op"])
+    time.sleep(1.0)
+print(json.dumps({"id": req["id"], "ok": False, "error": {"code": "unsupported",
+                                                         "message": "-"}}), flush=True)
+"""
+
+
+def test_the_first_call_of_each_op_may_take_longer(tmp_path):
+    client = Client(fake(tmp_path, SLOW_FIRST_CALL), timeout=0.5, first_timeout=30)
+    _, results, events = run_suite(client, small_suite("hash.fmix64", "hash.wymix"),
+                                   frozenset(), Xfail())
+    assert [e["kind"] for e in events] == ["no-hello"]  # answered, not timed out
+    assert [r.unsupported for r in results] == [True, True]
 
 
 def test_garbage_output_is_reported(tmp_path):

@@ -43,8 +43,8 @@ def run(args: argparse.Namespace) -> int:
     suite = {name: cases for name, cases in suite.items() if name in chosen}
     progress = Progress()
     greeting, results, events = run_suite(
-        Client(command, timeout=args.timeout), suite, errata, _xfail(args.xfail),
-        fuzz=args.fuzz, fuzz_seed=args.seed, progress=progress)
+        Client(command, timeout=args.timeout, first_timeout=args.first_timeout), suite, errata,
+        _xfail(args.xfail), fuzz=args.fuzz, fuzz_seed=args.seed, progress=progress)
     progress.done()
     print(report_card.render(results, events, greeting))
     if args.report:
@@ -77,5 +77,9 @@ def add_parser(sub) -> None:
     p.add_argument("--seed", type=int, default=0, help="fuzzing seed (default 0)")
     p.add_argument("--timeout", type=float, default=10.0,
                    help="seconds to wait for each response (default 10)")
+    p.add_argument("--first-timeout", type=float, default=60.0,
+                   help="seconds to wait for the first response of each op after the "
+                        "implementation (re)starts, which may include starting up or "
+                        "compiling that op (default 60)")
     p.add_argument("--vectors", metavar="DIR", help="vectors directory (default: bundled)")
     p.set_defaults(func=run)
