@@ -10,6 +10,7 @@ tensor), and vigil.dispatch leaves out the handles (their offsets are the planne
 from __future__ import annotations
 
 from ..spec.replay_context_ops import context_test_args
+from ..spec.replay_ops import txlog_test_steps
 from ..spec.schema import HASH64
 from .golden import Case
 
@@ -102,26 +103,19 @@ def context_cases() -> list[Case]:
 
 
 def txlog_cases() -> list[Case]:
-    """test_transaction: begin, commit, double commit, activations, rollbacks, 30 cycles."""
-    steps = [{"op": "begin", "step": 1}, {"op": "commit", "slot": 0, "region": 1},
-             {"op": "commit", "slot": 0, "region": 1}, {"op": "activate", "slot": 0},
-             {"op": "begin", "step": 2}, {"op": "commit", "slot": 1, "region": 2},
-             {"op": "activate", "slot": 1}, {"op": "previous"}, {"op": "rollback"},
-             {"op": "previous"}, {"op": "rollback"}]
+    """test_transaction: begin, commit, double commit, activations, rollbacks, 30 cycles; the
+    args are the op's first edge, the expected answers the test's assertions."""
     results = [{"slot": 0}, {"ok": True}, {"ok": False}, {"ok": True, "superseded": None},
                {"slot": 1}, {"ok": True}, {"ok": True, "superseded": 0}, {"slot": 0},
                {"ok": True}, {"slot": None}, {"ok": False}]
     active = 0
     for k in range(30):
         slot = (2 + k) % 16
-        steps += [{"op": "begin", "step": 3 + k}, {"op": "commit", "slot": slot,
-                                                   "region": 3 + k},
-                  {"op": "activate", "slot": slot}]
         results += [{"slot": slot}, {"ok": True}, {"ok": True, "superseded": active}]
         active = slot
     entries = [{"step_id": j + 17, "content_hash": h(0), "merkle_root": h(0), "region": j + 17,
                 "status": 3 if j == 15 else 4} for j in range(16)]
-    return [Case("txlog.simulate", {"capacity": 16, "steps": steps},
+    return [Case("txlog.simulate", {"capacity": 16, "steps": txlog_test_steps()},
                  {"results": results, "entries": entries, "head": 32, "count": 16,
                   "active": 15, "active_status": 3},
                  "active step 32 after 30 more cycles")]

@@ -17,6 +17,8 @@ from ..spec.cdag import decode_branch, decode_region, encode_branch, encode_regi
 from ..spec.cdag_ops import cdag_encode, cdag_encode_branch, name_at
 from ..spec.errata import NO_ERRATA
 from ..spec.errors import InvalidInput
+from ..spec.layout import hash64
+from ..spec.layout_ops import scalar_from_wire
 from ..spec.merkle_dag import TraceNodeKind
 
 _HEX = re.compile(rb"^(0x)?[0-9a-fA-F\s]*$")
@@ -33,17 +35,16 @@ def node_bytes(raw: bytes, errata: frozenset[str] = NO_ERRATA) -> bytes:
         if "ops" in obj:
             return cdag_encode(obj, errata)["hex"]
         return cdag_encode_branch(obj.get("guard", {}), obj.get("arms", []),
-                                  _word(obj.get("next_merkle")), _word(obj.get("merkle_hash")),
+                                  _word(obj.get("next_merkle"), "next_merkle"),
+                                  _word(obj.get("merkle_hash"), "merkle_hash"),
                                   errata)["hex"]
     if text and _HEX.match(text):
         return bytes.fromhex(re.sub(rb"\s", b"", text.removeprefix(b"0x")).decode())
     return raw
 
 
-def _word(v) -> int | None:
-    if v is None:
-        return None
-    return int(v, 16) if isinstance(v, str) else int(v)
+def _word(v, name: str) -> int | None:
+    return None if v is None else scalar_from_wire(hash64, v, name)
 
 
 @dataclass

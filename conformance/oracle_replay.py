@@ -32,7 +32,6 @@ from ..spec.replay_region import (
     ReplayRegion,
     checked_levels,
     failed_level,
-    guard_from_wire,
     region_from_wire,
     regions_from_recording,
     regions_of_run,
@@ -106,9 +105,11 @@ def load_stream(path: str, errata: frozenset[str]) -> list[Guard | str]:
         value = value.get("stream", value.get("args", {}).get("stream", value.get("ops")))
     try:
         if isinstance(value, list) and any(call_name(o) for o in value):
-            items = parse_stream([o if call_name(o) else {} for o in value], 0)
-            return [x if isinstance(x, str) else guard_from_wire(o, f"stream[{i}]")
-                    for i, (x, o) in enumerate(zip(items, value, strict=True))]
+            items = parse_stream(value, 0, "stream")
+            for i, x in enumerate(items):
+                if isinstance(x, list):
+                    raise InvalidInput(f"stream[{i}]: an op has no field 'publish'")
+            return items
         return stream_from_wire(value, "stream")
     except InvalidInput as e:
         raise SourceError(f"{path}: {e.message}") from None

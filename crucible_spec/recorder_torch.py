@@ -8,7 +8,6 @@ field's default.
 
 from __future__ import annotations
 
-import struct
 import weakref
 from collections.abc import Callable
 from typing import Any, TypeVar
@@ -18,6 +17,7 @@ import torch
 from .spec.tensor_meta import MAX_DIMS, TENSOR_META
 from .spec.types import DeviceType, Layout, MetaFlag, ScalarType
 from .spec.vessel import schema_hash
+from .synthetic import f64
 
 T = TypeVar("T")
 
@@ -66,11 +66,6 @@ def int64(value: int) -> int:
     return (value + (1 << 63)) % (1 << 64) - (1 << 63)
 
 
-def double_bits(value: float) -> int:
-    """The int64 bit pattern of a double."""
-    return struct.unpack("<q", struct.pack("<d", value))[0]
-
-
 def scalar_value(value: Any) -> int | None:
     """A non-tensor argument as the native boxed stack holds it, bit-cast to int64: bool 0/1,
     int (SymInt too) as itself, float as its bits, dtype, layout and memory format as their
@@ -80,7 +75,7 @@ def scalar_value(value: Any) -> int | None:
     if isinstance(value, int | torch.SymInt):
         return query(lambda: int64(int(value)), None)
     if isinstance(value, float):
-        return double_bits(value)
+        return f64(value)
     if isinstance(value, torch.dtype):
         return int(DTYPES.get(value, ScalarType.Undefined))
     if isinstance(value, torch.layout):
@@ -126,7 +121,7 @@ def walk_arguments(schema: torch._C.FunctionSchema, args: tuple,
             elif kind in _INT_ELEMENTS:
                 scalars += [query(lambda v=v: int64(int(v)), 0) for v in value]
             elif kind == "FloatType":
-                scalars += [double_bits(float(v)) for v in value]
+                scalars += [f64(float(v)) for v in value]
         else:
             s = scalar_value(value)
             if s is not None:

@@ -3,6 +3,8 @@ one trace each generator returns (a transformer's iterations, the last one cut s
 
 from __future__ import annotations
 
+from dataclasses import asdict
+
 import numpy as np
 
 from .spec.ckernel import CKernelId
@@ -92,10 +94,8 @@ def content_bench(n: int, rng: np.random.Generator) -> list[dict]:
 def plan_bench(n: int, rng: np.random.Generator) -> list[dict]:
     """The slots build_trace makes of an n-op trace with fresh storages."""
     from .spec.build_trace import build_trace  # the spec's ops import this module
-    from .spec.pipeline import recorded_of
+    from .spec.pipeline import plan_slots_of, recorded_of
 
     t = synthetic_trace(n, SHAPE, bench_seed(rng), fresh_storages=True)
     g = build_trace(recorded_of(t))
-    return [{"slots": [{"nbytes": s.nbytes, "birth_op": s.birth_op, "death_op": s.death_op,
-                        "is_external": s.is_external, "device_type": s.meta["device_type"],
-                        "device_idx": s.meta["device_idx"]} for s in g.slots]}]
+    return [{"slots": [asdict(s) for s in plan_slots_of(g)]}]

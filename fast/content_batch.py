@@ -26,7 +26,7 @@ class Regions:
     scalars: np.ndarray
 
 
-def _offsets(counts: list[int]) -> np.ndarray:
+def offsets(counts: list[int]) -> np.ndarray:
     out = np.zeros(len(counts) + 1, dtype=np.int64)
     np.cumsum(counts, out=out[1:])
     return out
@@ -44,10 +44,10 @@ def regions(batch: list) -> Regions:
     device = np.array([m["device_type"] for m in metas], dtype=np.int64) & 0xFF
     index = np.array([m["device_idx"] for m in metas], dtype=np.int64) & 0xFF
     return Regions(
-        region_ops=_offsets([len(r) for r in ops]),
+        region_ops=offsets([len(r) for r in ops]),
         schema=np.array([op.schema_hash for op in flat], dtype=np.uint64),
-        op_inputs=_offsets([len(op.inputs) for op in flat]),
-        op_scalars=_offsets([len(scalars_hashed(op)) for op in flat]),
+        op_inputs=offsets([len(op.inputs) for op in flat]),
+        op_scalars=offsets([len(scalars_hashed(op)) for op in flat]),
         ndim=np.array([m["ndim"] for m in metas], dtype=np.int64),
         sizes=grid[:, 0].view(np.uint64), strides=grid[:, 1].view(np.uint64),
         packed=(dtype | device << 8 | index << 16).astype(np.uint64),

@@ -32,10 +32,10 @@ from ..spec.tensor_meta import TENSOR_META
 from ..spec.trace_ring import ENTRY
 from .layout_batch import leaf_table
 from .layout_columns import decode_columns, encode_columns
+from .trace_file import meta_bytes
 
 REC = TRACE_OP_RECORD.size
 META = TENSOR_META.size
-DEFAULT_META = np.frombuffer(TENSOR_META.pack(TENSOR_META.default_values()), dtype=np.uint8)
 GRAD_BYTE = ENTRY.offsets["grad_enabled"]
 
 Convert = Callable[[np.ndarray], tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]]
@@ -55,10 +55,7 @@ def decode_one(data: bytes, convert: Convert, gather) -> dict:
                             offset=HEADER_SIZE).reshape(f.num_ops, REC)
     entries, tensors, scope, callsite = convert(records)
     check_meta_total(int(tensors.sum()), f.num_metas, frozenset())
-    metas = np.empty((f.num_metas, META), dtype=np.uint8)
-    metas[:] = DEFAULT_META
-    metas[:, :f.meta_size] = np.frombuffer(data, np.uint8, count=f.meta_size * f.num_metas,
-                                           offset=f.meta_start).reshape(-1, f.meta_size)
+    metas = meta_bytes(data, f.meta_start, f.meta_size, f.num_metas)
     table = leaf_table(TENSOR_META)
     return {
         "num_ops": f.num_ops, "num_metas": f.num_metas, "entries": _rows_hex(entries),

@@ -9,9 +9,11 @@ import numpy as np
 
 from ..spec.build_trace import RecordedOp, trace_op_of
 from ..spec.content_hash import E8_4
+from ..spec.crtrace import meta_starts_of
 from ..spec.tensor_meta import MAX_DIMS
 from ..spec.trace_entry import TraceOp
 from ..spec.trace_ring import MAX_SCALARS
+from ..spec.types import NONE32
 from .numba.tensor_meta import storage_nbytes_into
 from .tables import SIZE_BY_BYTE
 
@@ -76,10 +78,8 @@ def storage_nbytes(ndim: np.ndarray, sizes: np.ndarray, strides: np.ndarray,
 
 def arrays_of(recorded: list[RecordedOp]) -> TraceArrays:
     metas = [m for r in recorded for m in (r.metas or [])]
-    counts = np.array([len(r.metas or []) for r in recorded], dtype=np.int64)
-    starts = np.zeros(len(recorded), dtype=np.int64)
-    starts[1:] = np.cumsum(counts)[:-1] if len(recorded) else starts[1:]
-    starts[counts == 0] = -1
+    starts = np.array(meta_starts_of([len(r.metas or []) for r in recorded]), dtype=np.int64)
+    starts[starts == NONE32] = -1
     scalars = [s for r in recorded for s in r.scalars[:MAX_SCALARS]]
     scalar_off = np.zeros(len(recorded) + 1, dtype=np.int64)
     np.cumsum([min(len(r.scalars), MAX_SCALARS) for r in recorded], out=scalar_off[1:])

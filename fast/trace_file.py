@@ -23,13 +23,17 @@ META = TENSOR_META.np_dtype()
 DEFAULT_META = np.frombuffer(TENSOR_META.pack(TENSOR_META.default_values()), dtype=np.uint8)
 
 
-def _metas(data: bytes, start: int, size: int, count: int) -> np.ndarray:
-    """The metas as full TensorMeta records; a short record is a prefix of a default meta."""
+def meta_bytes(data: bytes, start: int, size: int, count: int) -> np.ndarray:
+    """The metas as full TensorMeta byte rows; a short record is a prefix of a default meta."""
     raw = np.empty((count, TENSOR_META.size), dtype=np.uint8)
     raw[:] = DEFAULT_META
     raw[:, :size] = np.frombuffer(data, np.uint8, count=size * count,
                                   offset=start).reshape(count, size)
-    return raw.view(META).reshape(count)
+    return raw
+
+
+def _metas(data: bytes, start: int, size: int, count: int) -> np.ndarray:
+    return meta_bytes(data, start, size, count).view(META).reshape(count)
 
 
 def load_arrays(data: bytes, errata: frozenset[str] = NO_ERRATA

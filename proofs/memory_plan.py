@@ -3,21 +3,20 @@
 from __future__ import annotations
 
 import random
-from collections.abc import Callable
 from dataclasses import replace
 
 import z3
 
 from ..spec.memory_plan import (
     ALIGNMENT,
+    FirstFit,
     Plan,
     PlanSlot,
-    _direct_reuse,
     _first_fit,
-    _push,
     align256,
     compute_memory_plan,
 )
+from ..spec.memory_plan import sweep as spec_sweep
 from ..spec.registry import Mutant
 from .obligation import Query, z3_obligation
 
@@ -104,31 +103,12 @@ def violation(slots: list[PlanSlot], plan: Plan) -> z3.BoolRef:
               z3.BoolVal(pool % ALIGNMENT != 0)))
 
 
-FirstFit = Callable[[list[list[int]], int, int], tuple[int, int]]
-
-
 def sweep(slots: list[PlanSlot], free_delay: int = 1, first_fit: FirstFit = _first_fit) -> Plan:
-    """compute_memory_plan's sweep (device fields aside) with its parts exposed for the
-    mutants: a slot is freed `free_delay` ops after its death, newborns are placed by
-    `first_fit`."""
+    """compute_memory_plan's sweep (device fields aside) with its knobs exposed for the
+    mutants."""
     plan = Plan([0] * len(slots), num_external=sum(s.is_external for s in slots))
-    born: dict[int, list[int]] = {}
-    freed: dict[int, list[int]] = {}
-    for i, s in enumerate(slots):
-        if not s.is_external:
-            born.setdefault(s.birth_op, []).append(i)
-            freed.setdefault(s.death_op + free_delay, []).append(i)
-    free: list[list[int]] = []
-    for op in sorted(born.keys() | freed.keys()):
-        dying, newborn = freed.get(op, []), born.get(op, [])
-        placed = _direct_reuse(slots, plan, dying, newborn, free)
-        for d in dying:
-            if d not in placed:
-                _push(free, plan.offsets[d], align256(slots[d].nbytes))
-        for b in newborn:
-            if b not in placed:
-                plan.offsets[b], plan.pool_bytes = first_fit(free, align256(slots[b].nbytes),
-                                                             plan.pool_bytes)
+    spec_sweep(slots, plan, [i for i, s in enumerate(slots) if not s.is_external], free_delay,
+               first_fit)
     return plan
 
 

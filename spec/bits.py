@@ -22,7 +22,8 @@ def is_symbolic(x: BitVal) -> bool:
     return not isinstance(x, int)
 
 
-def _z3():
+def z3_module():
+    """The z3 module, imported on first symbolic use."""
     import z3
 
     return z3
@@ -34,14 +35,14 @@ def trunc(x: BitVal, width: int) -> BitVal:
         return x & mask(width)
     if x.size() == width:
         return x
-    return _z3().Extract(width - 1, 0, x)
+    return z3_module().Extract(width - 1, 0, x)
 
 
 def zext(x: BitVal, width: int) -> BitVal:
     """Zero-extend to `width` bits (C cast to a wider unsigned type)."""
     if not is_symbolic(x):
         return x
-    return _z3().ZeroExt(width - x.size(), x) if x.size() < width else x
+    return z3_module().ZeroExt(width - x.size(), x) if x.size() < width else x
 
 
 def add(a: BitVal, b: BitVal, width: int = 64) -> BitVal:
@@ -68,7 +69,7 @@ def mul(a: BitVal, b: BitVal, width: int = 64) -> BitVal:
 def mul_hi(a: BitVal, b: BitVal, width: int = 64) -> BitVal:
     """High `width` bits of the full 2*width-bit product a * b."""
     if is_symbolic(a) or is_symbolic(b):
-        z3 = _z3()
+        z3 = z3_module()
         wide = z3.ZeroExt(width, _as_bv(a, width)) * z3.ZeroExt(width, _as_bv(b, width))
         return z3.Extract(2 * width - 1, width, wide)
     return (a * b) >> width
@@ -77,7 +78,7 @@ def mul_hi(a: BitVal, b: BitVal, width: int = 64) -> BitVal:
 def shr(x: BitVal, n: int) -> BitVal:
     """Logical shift right."""
     if is_symbolic(x):
-        return _z3().LShR(x, n)
+        return z3_module().LShR(x, n)
     return x >> n
 
 
@@ -91,7 +92,7 @@ def shl(x: BitVal, n: int, width: int = 64) -> BitVal:
 def rotl(x: BitVal, r: int, width: int = 64) -> BitVal:
     """Rotate left by r bits."""
     if is_symbolic(x):
-        return _z3().RotateLeft(x, r)
+        return z3_module().RotateLeft(x, r)
     r %= width
     return ((x << r) | (x >> (width - r))) & mask(width)
 
@@ -106,21 +107,21 @@ def bnot(x: BitVal, width: int = 64) -> BitVal:
 def ule(a: BitVal, b: BitVal) -> Any:
     """Unsigned a <= b."""
     if is_symbolic(a) or is_symbolic(b):
-        return _z3().ULE(a, b)
+        return z3_module().ULE(a, b)
     return a <= b
 
 
 def umin(a: BitVal, b: BitVal) -> BitVal:
     """Unsigned minimum."""
     if is_symbolic(a) or is_symbolic(b):
-        return _z3().If(_z3().ULE(a, b), a, b)
+        return z3_module().If(z3_module().ULE(a, b), a, b)
     return min(a, b)
 
 
 def select(cond: Any, a: BitVal, b: BitVal) -> BitVal:
     """a if cond else b."""
     if not isinstance(cond, bool):
-        return _z3().If(cond, a, b)
+        return z3_module().If(cond, a, b)
     return a if cond else b
 
 
@@ -137,7 +138,7 @@ def to_unsigned(x: int, width: int) -> int:
 def is_pow2(x: BitVal) -> Any:
     """x is a non-zero power of two: x != 0 and x & (x - 1) == 0."""
     if is_symbolic(x):
-        return _z3().And(x != 0, x & (x - 1) == 0)
+        return z3_module().And(x != 0, x & (x - 1) == 0)
     return x != 0 and x & (x - 1) == 0
 
 
@@ -157,4 +158,4 @@ def le_bytes(value: int, nbytes: int) -> bytes:
 
 
 def _as_bv(x: BitVal, width: int) -> Any:
-    return _z3().BitVecVal(x, width) if not is_symbolic(x) else x
+    return z3_module().BitVecVal(x, width) if not is_symbolic(x) else x

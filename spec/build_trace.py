@@ -18,7 +18,7 @@ from .tensor_meta import compute_storage_nbytes
 from .trace_entry import TraceOp
 from .trace_graph import EdgeKind
 from .trace_ring import MAX_SCALARS
-from .types import NONE32, OP_FLAG_PHASE_SHIFT
+from .types import NONE32
 
 E6_1, E6_2, E6_3, E6_4, E6_5 = "E6.1", "E6.2", "E6.3", "E6.4", "E6.5"
 MIN_SCRATCH_SLOT_CAP = 8192
@@ -97,24 +97,24 @@ class _PtrEntry:
     slot: int
 
 
+def slot_caps(inputs: int, outputs: int, previous: int = 0) -> tuple[int, int]:
+    """(slot cap, scratch slot buffer) for ops with these input and output counts: the buffer
+    only grows, to max(8192, outputs + 1024); the cap is min(buffer, max(256, inputs +
+    outputs))."""
+    grown = max(previous, MIN_SCRATCH_SLOT_CAP, outputs + 1024)
+    return min(grown, max(256, inputs + outputs)), grown
+
+
 def slot_cap_max(ops: list[RecordedOp], previous: int = 0) -> int:
-    """The scratch slot buffer after sizing for `ops`: it only grows, to max(8192, outputs +
-    1024); `previous` is its size from the background thread's earlier builds."""
-    return max(previous, MIN_SCRATCH_SLOT_CAP, sum(op.num_outputs for op in ops) + 1024)
+    """The scratch slot buffer after sizing for `ops`; `previous` is its size from the
+    background thread's earlier builds."""
+    return slot_caps(0, sum(op.num_outputs for op in ops), previous)[1]
 
 
 def slot_cap(ops: list[RecordedOp], previous: int = 0) -> int:
-    """How many slots the code's scratch buffers allow (erratum E6.5): min(slot_cap_max,
-    max(256, inputs + outputs))."""
-    total = sum(op.num_inputs + op.num_outputs for op in ops)
-    return min(slot_cap_max(ops, previous), max(256, total))
-
-
-def unpack_flags(op: TraceOp, flags: int) -> None:
-    op.inference_mode = bool(flags & 1)
-    op.is_mutable = bool(flags & 2)
-    op.training_phase = (flags >> OP_FLAG_PHASE_SHIFT) & 3
-    op.torch_function = bool(flags & 0x10)
+    """How many slots the code's scratch buffers allow (erratum E6.5)."""
+    return slot_caps(sum(op.num_inputs for op in ops), sum(op.num_outputs for op in ops),
+                     previous)[0]
 
 
 def trace_op_of(r: RecordedOp, kernels: dict[int, int], errata: frozenset[str]) -> TraceOp:
@@ -125,7 +125,7 @@ def trace_op_of(r: RecordedOp, kernels: dict[int, int], errata: frozenset[str]) 
     op = TraceOp(r.schema_hash, r.shape_hash, r.scope_hash, r.callsite_hash,
                  num_scalar_args=n, grad_enabled=r.grad_enabled,
                  kernel_id=kernels.get(r.schema_hash, 0))
-    unpack_flags(op, r.op_flags)
+    op.op_flags = r.op_flags
     if r.metas is None:
         op.input_trace_indices, op.input_slot_ids, op.output_slot_ids = [], [], []
         if E6_1 not in errata:

@@ -18,12 +18,12 @@ import struct as _struct
 from dataclasses import dataclass, field
 
 from .errata import NO_ERRATA, erratum
-from .errors import InvalidInput
+from .errors import InvalidInput, at_offset
 from .merkle_dag import GUARD, TraceNodeKind
 from .tensor_meta import TENSOR_META
 from .tensor_slot import TENSOR_SLOT
 from .trace_entry import TraceOp
-from .types import NONE32, pack_op_flags
+from .types import NONE32
 
 MAGIC = 0x43444147
 """Read as a little-endian u32; the bytes on disk are 47 41 44 43, ASCII "GADC"."""
@@ -84,18 +84,18 @@ class CdagBranch:
     next_merkle: int = 0
 
 
-def _bad(offset: int, what: str, problem: str) -> InvalidInput:
-    return InvalidInput(f"offset {offset} ({what}): {problem}")
+def op_body_size(nin: int, nout: int, nsa: int) -> int:
+    """The bytes after an op's fixed record: 168 (in + out) + 8 nsa + 4 (2 in + out)."""
+    return META_SIZE * (nin + nout) + 8 * nsa + 4 * (2 * nin + nout)
 
 
 def region_size(r: CdagRegion) -> int:
-    """32 + 21 + [36 + 40 slots] + sum over ops of 41 + 168 (in + out) + 8 nsa + 4 (2 in + out)."""
+    """32 + 21 + [36 + 40 slots] + sum over ops of 41 + the op's body."""
     size = HEADER_SIZE + REGION_FIXED
     if r.plan is not None:
         size += PLAN_FIXED + SLOT_SIZE * len(r.plan.slots)
     for op in r.ops:
-        nin, nout = len(op.inputs), len(op.outputs)
-        size += OP_FIXED + META_SIZE * (nin + nout) + 8 * op.num_scalar_args + 4 * (2 * nin + nout)
+        size += OP_FIXED + op_body_size(len(op.inputs), len(op.outputs), op.num_scalar_args)
     return size
 
 
@@ -137,7 +137,6 @@ def meta_image(m: dict) -> bytes:
     return TENSOR_META.pack(m | {"data_ptr": 0})
 
 
-DEFAULT_META_IMAGE = meta_image(TENSOR_META.default_values())
 
 
 def check_op(op: TraceOp, path: str) -> None:
@@ -163,8 +162,7 @@ def write_op(w: Writer, op: TraceOp, k: int) -> None:
     w.put("H", nout, f"{p}.num_outputs")
     w.put("H", op.num_scalar_args, f"{p}.num_scalar_args")
     w.put("B", int(op.grad_enabled), f"{p}.grad_enabled")
-    w.put("B", pack_op_flags(op.inference_mode, op.is_mutable, op.training_phase,
-                             op.torch_function), f"{p}.op_flags")
+    w.put("B", op.op_flags, f"{p}.op_flags")
     w.put("B", op.kernel_id, f"{p}.kernel_id")
     for side, metas in (("inputs", op.inputs), ("outputs", op.outputs)):  # 3b. metas
         for j, m in enumerate(metas):
@@ -180,9 +178,8 @@ def write_op(w: Writer, op: TraceOp, k: int) -> None:
 
 
 def encode_region(r: CdagRegion, spans: list | None = None) -> bytes:
-    """The region file: header, fixed fields, optional plan, ops (section 16)."""
-    for k, op in enumerate(r.ops):
-        check_op(op, f"args.region.ops[{k}]")
+    """The region file: header, fixed fields, optional plan, ops (section 16); its ops pass
+    check_op (region_from_wire checks them)."""
     w = Writer(spans)
     write_header(w, TraceNodeKind.REGION, r.merkle_hash, r.content_hash)  # 0. header
     w.put("I", len(r.ops), "region.num_ops")  # 1. fixed fields
@@ -233,7 +230,7 @@ class Reader:
 
     def take(self, n: int, what: str) -> bytes:
         if n > self.left:
-            raise _bad(self.pos, what, f"needs {n} bytes, {self.left} remain (truncated)")
+            raise at_offset(self.pos, what, f"needs {n} bytes, {self.left} remain (truncated)")
         out = self.data[self.pos:self.pos + n]
         self.pos += n
         return out
@@ -245,39 +242,39 @@ class Reader:
         """A bool byte: 0 or 1 (the seed reads any other byte as a C++ bool: E18.6)."""
         at, v = self.pos, self.get("B", what)
         if v > 1 and not lenient:
-            raise _bad(at, what, f"0x{v:02x} is not a bool (0 or 1)")
+            raise at_offset(at, what, f"0x{v:02x} is not a bool (0 or 1)")
         return v != 0
 
     def need(self, count: int, each: int, what: str, at: int) -> None:
         """A count (read at `at`) must fit the bytes left before anything is built for it
         (the seed allocates first: E18.8)."""
         if count * each > self.left:
-            raise _bad(at, what, f"{count} items need at least {count * each} bytes, "
+            raise at_offset(at, what, f"{count} items need at least {count * each} bytes, "
                                  f"{self.left} remain")
 
     def end(self, lenient: bool) -> None:
         """Nothing may follow the node (the seed ignores trailing bytes: E18.6/E18.7)."""
         if self.left and not lenient:
-            raise _bad(self.pos, "end", f"{self.left} trailing bytes after the node")
+            raise at_offset(self.pos, "end", f"{self.left} trailing bytes after the node")
 
 
 def read_header(r: Reader, kind: TraceNodeKind, lenient: bool) -> tuple[int, int]:
     """Check magic, version, kind and the zero pad; return (merkle, second hash)."""
     if r.left < HEADER_SIZE:
-        raise _bad(0, "header", f"{r.left} bytes; the header alone is {HEADER_SIZE}")
+        raise at_offset(0, "header", f"{r.left} bytes; the header alone is {HEADER_SIZE}")
     magic = r.get("I", "header.magic")
     if magic != MAGIC:
-        raise _bad(0, "header.magic", f"bytes {r.data[:4].hex()} are not 47414443 ('GADC')")
+        raise at_offset(0, "header.magic", f"bytes {r.data[:4].hex()} are not 47414443 ('GADC')")
     version = r.get("I", "header.version")
     if version != VERSION:
-        raise _bad(4, "header.version", f"{version} is not {VERSION}")
+        raise at_offset(4, "header.version", f"{version} is not {VERSION}")
     got = r.get("B", "header.kind")
     if got != kind:
-        raise _bad(8, "header.kind", f"{got} is not {int(kind)} ({kind.name})")
+        raise at_offset(8, "header.kind", f"{got} is not {int(kind)} ({kind.name})")
     pad = r.take(7, "header.pad")
     if any(pad) and not lenient:
         at = 9 + next(i for i, b in enumerate(pad) if b)
-        raise _bad(at, "header.pad", "the 7 bytes after kind are written as zero")
+        raise at_offset(at, "header.pad", "the 7 bytes after kind are written as zero")
     return r.get("Q", "header.merkle_hash"), r.get("Q", "header.content_hash")
 
 
@@ -286,10 +283,10 @@ def read_meta(r: Reader, what: str, lenient: bool) -> dict:
     at = r.pos
     image = bytearray(r.take(META_SIZE, what))
     if any(image[DATA_PTR:DATA_PTR + 8]) and not lenient:
-        raise _bad(at + DATA_PTR, f"{what}.data_ptr", "written as 0, read non-zero")
+        raise at_offset(at + DATA_PTR, f"{what}.data_ptr", "written as 0, read non-zero")
     if image[REQUIRES_GRAD] > 1:
         if not lenient:
-            raise _bad(at + REQUIRES_GRAD, f"{what}.requires_grad",
+            raise at_offset(at + REQUIRES_GRAD, f"{what}.requires_grad",
                        f"0x{image[REQUIRES_GRAD]:02x} is not a bool (0 or 1)")
         image[REQUIRES_GRAD] = 1
     image[DATA_PTR:DATA_PTR + 8] = bytes(8)
@@ -313,7 +310,7 @@ def read_plan(r: Reader, lenient: bool) -> CdagPlan:
         image = bytearray(r.take(SLOT_SIZE, f"plan.slots[{s}]"))
         if image[IS_EXTERNAL] > 1:
             if not lenient:
-                raise _bad(at + IS_EXTERNAL, f"plan.slots[{s}].is_external",
+                raise at_offset(at + IS_EXTERNAL, f"plan.slots[{s}].is_external",
                            f"0x{image[IS_EXTERNAL]:02x} is not a bool (0 or 1)")
             image[IS_EXTERNAL] = 1
         p.slots.append(TENSOR_SLOT.unpack(bytes(image)))
@@ -331,13 +328,12 @@ def read_op(r: Reader, k: int, lenient: bool) -> TraceOp:
     op.grad_enabled = r.flag(f"{p}.grad_enabled", lenient)
     at, flags = r.pos, r.get("B", f"{p}.op_flags")
     if flags & RESERVED_OP_FLAGS and not lenient:
-        raise _bad(at, f"{p}.op_flags", f"0x{flags:02x} sets reserved bits 5-7")
-    op.inference_mode, op.is_mutable = bool(flags & 1), bool(flags & 2)
-    op.training_phase, op.torch_function = (flags >> 2) & 3, bool(flags & 0x10)
+        raise at_offset(at, f"{p}.op_flags", f"0x{flags:02x} sets reserved bits 5-7")
+    op.op_flags = flags
     op.kernel_id = r.get("B", f"{p}.kernel_id")
-    body = META_SIZE * (nin + nout) + 8 * op.num_scalar_args + 4 * (2 * nin + nout)
+    body = op_body_size(nin, nout, op.num_scalar_args)
     if body > r.left:
-        raise _bad(at - 7, f"{p}.num_inputs/num_outputs/num_scalar_args",
+        raise at_offset(at - 7, f"{p}.num_inputs/num_outputs/num_scalar_args",
                    f"{nin} + {nout} metas, {op.num_scalar_args} scalars and their ids need "
                    f"{body} bytes, {r.left} remain (truncated)")
     op.inputs = [read_meta(r, f"{p}.inputs[{j}]", lenient) for j in range(nin)]  # 3b. metas
@@ -389,7 +385,7 @@ def decode_branch(data: bytes, errata: frozenset[str] = NO_ERRATA) -> CdagBranch
         at = r.pos
         arms.append((r.get("q", f"arms[{k}].value"), r.get("Q", f"arms[{k}].target_merkle")))
         if k and arms[k][0] <= arms[k - 1][0] and not lenient:
-            raise _bad(at, f"arms[{k}].value", f"{arms[k][0]} does not exceed the previous "
+            raise at_offset(at, f"arms[{k}].value", f"{arms[k][0]} does not exceed the previous "
                                                f"arm's {arms[k - 1][0]} (arms are sorted)")
     r.end(lenient)
     return CdagBranch(guard, arms, merkle, next_merkle)
@@ -412,19 +408,19 @@ def serial_estimate(r: CdagRegion) -> int:
     if r.plan is not None:
         size += 64 + SLOT_SIZE * len(r.plan.slots)
     for op in r.ops:
-        nin, nout = len(op.inputs), len(op.outputs)
-        size += 40 + META_SIZE * (nin + nout) + 8 * op.num_scalar_args + 4 * (2 * nin + nout)
+        size += 40 + op_body_size(len(op.inputs), len(op.outputs), op.num_scalar_args)
     return size + 256
 
 
 _SEED = "crucible@8d2680a2"
-_EMPTY_REGION = ("47414443" "07000000" "00" + "00" * 7 + "00" * 16 + "00000000" + "00" * 16
-                 + "00")
+EMPTY_REGION = ("47414443" "07000000" "00" + "00" * 7 + "00" * 16 + "00000000" + "00" * 16
+                + "00")
+"""The hex of a region of no ops and no plan, with zero hashes."""
 
 erratum(
     E18_6, "deserialize_region accepts bytes that serialize_region never writes",
     seed=_SEED, location="include/crucible/Serialize.h deserialize_region", ops=("cdag.decode",),
-    witness={"args": {"hex": _EMPTY_REGION + "ff"},
+    witness={"args": {"hex": EMPTY_REGION + "ff"},
              "spec": {"error": "invalid_input"},
              "seed": {"region": {"ops": [], "has_plan": False, "measured_ms_bits": "0x00000000",
                                  "variant_id": 0, "content_hash": "0x0000000000000000",
@@ -461,7 +457,7 @@ erratum(
     E18_8, "The CDAG readers allocate what a count claims before reading it",
     seed=_SEED, location="include/crucible/Serialize.h deserialize_region, deserialize_branch",
     ops=("cdag.decode", "cdag.decode_branch"),
-    witness={"args": {"hex": _EMPTY_REGION[:64] + "ffffffff" + _EMPTY_REGION[72:]},
+    witness={"args": {"hex": EMPTY_REGION[:64] + "ffffffff" + EMPTY_REGION[72:]},
              "spec": "invalid_input at offset 32 (num_ops)",
              "seed": "arena.alloc_array<TraceEntry>(2^32-1): a 412 GB request from 53 bytes"},
     flag="ub",

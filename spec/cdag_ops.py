@@ -36,6 +36,7 @@ from .cdag import (
     encode_branch,
     encode_region,
 )
+from .cdag import EMPTY_REGION as _EMPTY
 from .content_hash import E8_3, E8_4, compute_content_hash, trace_ops_from_wire
 from .errata import NO_ERRATA
 from .errors import InvalidInput
@@ -92,7 +93,7 @@ def region_from_wire(obj: Any, errata: frozenset[str] = NO_ERRATA,
         r = CdagRegion([trace_op_from_wire(o, f"{path}.ops[{i}]") for i, o in enumerate(ops)])
         r.content_hash = scalar_from_wire(hash64, obj["content_hash"], f"{path}.content_hash")
     else:
-        r = CdagRegion(trace_ops_from_wire(ops))
+        r = CdagRegion(trace_ops_from_wire(ops, f"{path}.ops"))
         r.content_hash = compute_content_hash(r.ops, errata)
     r.merkle_hash = scalar_from_wire(hash64, obj["merkle_hash"], f"{path}.merkle_hash") \
         if "merkle_hash" in obj else chained(r.content_hash, 0)
@@ -299,7 +300,6 @@ _SEQUENTIAL = ("variable-length records: each op's offset depends on every count
                "sequential scan) and each copy is a few hundred bytes; no elementwise form")
 _TINY = "one guard and a few 16-byte arms per node: nothing to batch"
 
-_EMPTY = "47414443" "07000000" "00" + "00" * 7 + "00" * 16 + "00000000" + "00" * 16 + "00"
 """A region file with no ops and no plan (53 bytes, hashes 0)."""
 
 declare(

@@ -91,12 +91,13 @@ def check_op_for_hash(op: TraceOp, path: str) -> None:
                            f"num_scalar_args says {op.num_scalar_args}")
 
 
-def trace_ops_from_wire(ops: object) -> list[TraceOp]:
+def trace_ops_from_wire(ops: object, path: str = "args.ops") -> list[TraceOp]:
+    """Trace ops the content hash can fold, from their wire form at `path`."""
     if not isinstance(ops, list):
-        raise InvalidInput("args.ops: expected a list of trace ops")
-    out = [trace_op_from_wire(o, f"args.ops[{i}]") for i, o in enumerate(ops)]
+        raise InvalidInput(f"{path}: expected a list of trace ops")
+    out = [trace_op_from_wire(o, f"{path}[{i}]") for i, o in enumerate(ops)]
     for i, op in enumerate(out):
-        check_op_for_hash(op, f"args.ops[{i}]")
+        check_op_for_hash(op, f"{path}[{i}]")
     return out
 
 

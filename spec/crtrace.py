@@ -11,10 +11,11 @@ without tensors), and its scope and callsite hashes.
 from __future__ import annotations
 
 import struct as _struct
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 from .errata import NO_ERRATA, erratum
-from .errors import InvalidInput
+from .errors import InvalidInput, at_offset
 from .layout import Member, array, hash64, i64, struct, u8, u16
 from .tensor_meta import TENSOR_META
 from .trace_ring import MAX_SCALARS
@@ -57,10 +58,6 @@ class LoadedTrace:
     names: dict[int, str] = field(default_factory=dict)
 
 
-def _bad(offset: int, what: str, problem: str) -> InvalidInput:
-    return InvalidInput(f"offset {offset} ({what}): {problem}")
-
-
 def name_table_end(data: bytes, at: int) -> int | None:
     """Where a name table starting at `at` ends if it is well formed (count <= 512, every entry
     complete with a length in 1..256); None otherwise."""
@@ -69,15 +66,25 @@ def name_table_end(data: bytes, at: int) -> int | None:
     (count,) = _struct.unpack_from("<I", data, at)
     if count > NAME_TABLE_CAP:
         return None
+    end, seen = at + 4, 0
+    for pos, _, length in _name_entries(data, at):
+        end, seen = pos + 10 + length, seen + 1
+    return end if seen == count else None
+
+
+def _name_entries(data: bytes, at: int) -> Iterator[tuple[int, int, int]]:
+    """(offset, hash, length) of the entries of the name table at `at`, up to its count,
+    stopping at the first one short or with a length outside 1..256."""
+    (count,) = _struct.unpack_from("<I", data, at)
     pos = at + 4
     for _ in range(count):
         if pos + 10 > len(data):
-            return None
-        (length,) = _struct.unpack_from("<H", data, pos + 8)
+            return
+        h, length = _struct.unpack_from("<QH", data, pos)
         if not 1 <= length <= NAME_MAX or pos + 10 + length > len(data):
-            return None
+            return
+        yield pos, h, length
         pos += 10 + length
-    return pos
 
 
 def meta_record_size(data: bytes, start: int, num_metas: int, errata: frozenset[str]) -> int:
@@ -108,19 +115,12 @@ def parse_names(data: bytes, at: int) -> dict[int, str]:
     names: dict[int, str] = {}
     if not 0 < count <= NAME_TABLE_CAP:
         return names
-    pos = at + 4
-    for i in range(count):
-        if pos + 10 > len(data):
-            break
-        h, length = _struct.unpack_from("<QH", data, pos)
-        if not 1 <= length <= NAME_MAX or pos + 10 + length > len(data):
-            break
+    for i, (pos, h, length) in enumerate(_name_entries(data, at)):
         raw = data[pos + 10 : pos + 10 + length].split(b"\0", 1)[0]
         try:
             names[h] = raw.decode("utf-8")
         except UnicodeDecodeError as e:
-            raise _bad(pos + 10 + e.start, f"name {i}", "not UTF-8") from None
-        pos += 10 + length
+            raise at_offset(pos + 10 + e.start, f"name {i}", "not UTF-8") from None
     return names
 
 
@@ -141,22 +141,22 @@ def frame(data: bytes, errata: frozenset[str] = NO_ERRATA) -> Frame:
     real loader allocates what the header claims first: E18.3)."""
     # 1. Header.
     if len(data) < HEADER_SIZE:
-        raise _bad(0, "header", f"the file is {len(data)} bytes; the header alone is 16")
+        raise at_offset(0, "header", f"the file is {len(data)} bytes; the header alone is 16")
     if data[:4] != MAGIC:
-        raise _bad(0, "magic", f"{data[:4].hex()} is not 'CRTR' (43525452)")
+        raise at_offset(0, "magic", f"{data[:4].hex()} is not 'CRTR' (43525452)")
     version, num_ops, num_metas = _struct.unpack_from("<III", data, 4)
     if version != VERSION:
-        raise _bad(4, "version", f"{version} is not {VERSION}")
+        raise at_offset(4, "version", f"{version} is not {VERSION}")
     # 2. Op records.
     rec_end = HEADER_SIZE + TRACE_OP_RECORD.size * num_ops
     if rec_end > len(data):
-        raise _bad(HEADER_SIZE, "op records", f"{num_ops} records need {rec_end - 16} bytes, "
+        raise at_offset(HEADER_SIZE, "op records", f"{num_ops} records need {rec_end - 16} bytes, "
                                               f"{len(data) - 16} follow the header")
     # 3. Metas.
     size = meta_record_size(data, rec_end, num_metas, errata)
     meta_end = rec_end + size * num_metas
     if meta_end > len(data):
-        raise _bad(rec_end, "meta records", f"{num_metas} metas need at least "
+        raise at_offset(rec_end, "meta records", f"{num_metas} metas need at least "
                                             f"{144 * num_metas} bytes, {len(data) - rec_end} "
                                             f"follow the op records")
     return Frame(num_ops, num_metas, rec_end, size, meta_end)
@@ -165,7 +165,7 @@ def frame(data: bytes, errata: frozenset[str] = NO_ERRATA) -> Frame:
 def check_meta_total(used: int, num_metas: int, errata: frozenset[str]) -> None:
     """The records must use exactly the metas the header announces (E18.4)."""
     if used != num_metas and E18_4 not in errata:
-        raise _bad(8, "num_metas", f"the op records use {used} metas, the header says "
+        raise at_offset(8, "num_metas", f"the op records use {used} metas, the header says "
                                    f"{num_metas}")
 
 
@@ -206,7 +206,7 @@ def _unpack(s, image: bytes, at: int, what: str) -> dict:
     try:
         return s.unpack(image)
     except InvalidInput as e:
-        raise _bad(at, what, e.message) from None
+        raise at_offset(at, what, e.message) from None
 
 
 def entry_of(record: dict) -> dict:

@@ -87,6 +87,16 @@ def _ref(obj: dict, name: str, count: int, path: str) -> int | None:
     return v
 
 
+def guard_from_wire(g: Any, path: str) -> tuple[int, int, int, int]:
+    """A branch guard {kind, op_index, arg_index, dim_index} as (kind, op, arg, dim)."""
+    if not isinstance(g, dict) or set(g) - {"kind", "op_index", "arg_index", "dim_index"}:
+        raise InvalidInput(f"{path}: {{kind, op_index, arg_index, dim_index}}")
+    return (scalar_from_wire(u8, g.get("kind", 0), f"{path}.kind"),
+            scalar_from_wire(id32, g.get("op_index", 0xFFFFFFFF), path),
+            scalar_from_wire(u16, g.get("arg_index", 0), path),
+            scalar_from_wire(u16, g.get("dim_index", 0), path))
+
+
 def _node(obj: Any, count: int, path: str) -> Node:
     if not isinstance(obj, dict) or obj.get("kind") not in KINDS:
         raise InvalidInput(f"{path}: a node with kind region, branch, loop or terminal")
@@ -102,13 +112,7 @@ def _node(obj: Any, count: int, path: str) -> Node:
                                           f"{path}.content_hash")
         n.num_ops = scalar_from_wire(u32, obj.get("num_ops", n.num_ops), f"{path}.num_ops")
     elif obj["kind"] == "branch":
-        g = obj.get("guard", {})
-        if not isinstance(g, dict) or set(g) - {"kind", "op_index", "arg_index", "dim_index"}:
-            raise InvalidInput(f"{path}.guard: {{kind, op_index, arg_index, dim_index}}")
-        n.guard = (scalar_from_wire(u8, g.get("kind", 0), f"{path}.guard.kind"),
-                   scalar_from_wire(id32, g.get("op_index", 0xFFFFFFFF), f"{path}.guard"),
-                   scalar_from_wire(u16, g.get("arg_index", 0), f"{path}.guard"),
-                   scalar_from_wire(u16, g.get("dim_index", 0), f"{path}.guard"))
+        n.guard = guard_from_wire(obj.get("guard", {}), f"{path}.guard")
         arms = obj.get("arms", [])
         if not isinstance(arms, list):
             raise InvalidInput(f"{path}.arms: a list of {{value, target}}")
@@ -173,6 +177,12 @@ def body_content_hash(dag: Dag, body: int | None) -> int:
     return fmix64(h)
 
 
+def loop_body_hash(dag: Dag, n: Node) -> int:
+    """A loop's body hash: its given body_content_hash, else computed from its body."""
+    return n.body_content_hash if n.body_content_hash is not None else \
+        body_content_hash(dag, n.body)
+
+
 def merkle_hashes(dag: Dag, errata: frozenset[str] = NO_ERRATA) -> list[int]:
     """Every node's Merkle hash (children before parents)."""
     memo: dict[int, int] = {}
@@ -190,10 +200,7 @@ def merkle_hashes(dag: Dag, errata: frozenset[str] = NO_ERRATA) -> list[int]:
             own = branch_hash(guard_hash(*n.guard, errata),
                               [(v, merkle(t)) for v, t in n.arms], errata)
         else:
-            body = n.body_content_hash if n.body_content_hash is not None else \
-                body_content_hash(dag, n.body)
-            merkle(n.body)
-            own = loop_hash(body, feedback_signature(n.feedback),
+            own = loop_hash(loop_body_hash(dag, n), feedback_signature(n.feedback),
                             loopterm_hash(n.term_kind, n.repeat_count, n.epsilon_bits))
         memo[k] = chained(own, None if n.next is None else merkle(n.next))
         return memo[k]
@@ -246,8 +253,6 @@ def dag_diff(a: Dag, ka: int | None, b: Dag, kb: int | None,
             return DagDiffKind.IDENTICAL, depth, ka, kb
         if x.kind != y.kind:
             return DagDiffKind.KIND_MISMATCH, depth, ka, kb
-        if x.kind == TraceNodeKind.TERMINAL:
-            return DagDiffKind.IDENTICAL, depth, ka, kb
         if x.kind == TraceNodeKind.REGION and x.content_hash != y.content_hash:
             return DagDiffKind.CONTENT_MISMATCH, depth, ka, kb
         if x.kind == TraceNodeKind.BRANCH:
@@ -260,8 +265,8 @@ def dag_diff(a: Dag, ka: int | None, b: Dag, kb: int | None,
                 if sub[0] != DagDiffKind.IDENTICAL:
                     return sub
         if x.kind == TraceNodeKind.LOOP:
-            if (body_content_hash(a, x.body), x.feedback, x.term_kind, x.repeat_count,
-                    x.epsilon_bits) != (body_content_hash(b, y.body), y.feedback, y.term_kind,
+            if (loop_body_hash(a, x), x.feedback, x.term_kind, x.repeat_count,
+                    x.epsilon_bits) != (loop_body_hash(b, y), y.feedback, y.term_kind,
                                         y.repeat_count, y.epsilon_bits):
                 return DagDiffKind.LOOP_MISMATCH, depth, ka, kb
             sub = dag_diff(a, x.body, b, y.body, ma, mb, depth + 1)

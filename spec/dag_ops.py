@@ -15,6 +15,7 @@ from .dag import (
     dag_diff,
     dag_from_wire,
     dag_to_wire,
+    guard_from_wire,
     merkle_hashes,
     node_count,
     replay,
@@ -64,9 +65,8 @@ def add_branch_op(dag: Any, divergence_point: int, existing_suffix: int | None, 
     for name, k in (("divergence_point", divergence_point), ("existing_suffix", existing_suffix)):
         if k is not None and k >= len(d.nodes):
             raise InvalidInput(f"args.{name}: not a node index")
-    g = dag_from_wire({"nodes": [{"kind": "branch", "guard": guard}]}, "args").nodes[0].guard
     branch = add_branch(d, divergence_point, trace_ops_from_wire(new_ops), old_value, new_value,
-                        g, existing_suffix, errata)
+                        guard_from_wire(guard, "args.guard"), existing_suffix, errata)
     replays = {}
     for value, _ in d.nodes[branch].arms:
         out: list[int] = []

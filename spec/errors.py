@@ -32,3 +32,8 @@ class InvalidInput(SpecError):
 
     def __init__(self, message: str):
         super().__init__(INVALID_INPUT, message)
+
+
+def at_offset(offset: int, what: str, problem: str) -> InvalidInput:
+    """A byte format's rejection, naming the offset and the field that lies there."""
+    return InvalidInput(f"offset {offset} ({what}): {problem}")

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import enum
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any
 
 import numpy as np
@@ -128,6 +129,14 @@ class Struct(CType):
     def all_placed(self) -> tuple[Placed, ...]:
         """Base members first, then own members."""
         return (self.base.all_placed() if self.base else ()) + self.placed
+
+    @cached_property
+    def wire_members(self) -> tuple[dict[str, Placed], dict[str, Any]]:
+        """All placed members by name, and the defaults of the scalar and padding members."""
+        placed = self.all_placed()
+        return ({p.name: p for p in placed},
+                {p.name: default_of(p.member.ctype, p.member.default) for p in placed
+                 if isinstance(p.member.ctype, (Prim, Pad))})
 
     def padding(self) -> list[tuple[int, int]]:
         """Implicit padding as [start, end) byte ranges: never a field, always zero."""

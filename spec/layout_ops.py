@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 
 from .bits import to_unsigned
 from .errors import InvalidInput, SpecError
-from .layout import ArrayOf, CType, Pad, Placed, Prim, Struct, default_of, field_at
+from .layout import ArrayOf, CType, Pad, Prim, Struct, default_of, field_at
 from .registry import REGISTRY, InvalidCase, declare
 from .schema import BYTES, Field, Int, Json, Utf8, record
 
@@ -53,7 +53,7 @@ def from_wire(ctype: CType, obj: Any, path: str, default: Any = None) -> Any:
     if isinstance(ctype, Struct):
         if not isinstance(obj, dict):
             raise InvalidInput(f"{path}: expected an object of {ctype.name} fields")
-        names, defaults = _members(ctype)
+        names, defaults = ctype.wire_members
         unknown = sorted(set(obj) - set(names))
         if unknown:
             raise InvalidInput(f"{path}: {ctype.name} has no field {unknown[0]!r}")
@@ -70,21 +70,6 @@ def from_wire(ctype: CType, obj: Any, path: str, default: Any = None) -> Any:
             return items + list(default)[len(items):]
         return items + [default_of(ctype.elem, None) for _ in range(ctype.count - len(items))]
     return scalar_from_wire(ctype, obj, path)
-
-
-_MEMBERS: dict[int, tuple[Struct, dict[str, Placed], dict[str, Any]]] = {}
-
-
-def _members(s: Struct) -> tuple[dict[str, Placed], dict[str, Any]]:
-    """A struct's placed members by name and the defaults of its scalar members, cached by
-    identity (the entry keeps the struct alive, so its id is not reused)."""
-    entry = _MEMBERS.get(id(s))
-    if entry is None or entry[0] is not s:
-        placed = s.all_placed()
-        scalars = {p.name: default_of(p.member.ctype, p.member.default) for p in placed
-                   if isinstance(p.member.ctype, (Prim, Pad))}
-        entry = _MEMBERS[id(s)] = (s, {p.name: p for p in placed}, scalars)
-    return entry[1], entry[2]
 
 
 def scalar_from_wire(ctype: Prim | Pad, obj: Any, path: str) -> Any:

@@ -31,7 +31,18 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .bits import BitVal, add, is_symbolic, le_bytes, mask, mul, mul_hi, select, ule
+from .bits import (
+    BitVal,
+    add,
+    is_symbolic,
+    le_bytes,
+    mask,
+    mul,
+    mul_hi,
+    select,
+    ule,
+    z3_module,
+)
 from .errata import NO_ERRATA
 from .hashing import fnv1a
 
@@ -148,12 +159,6 @@ F32_BELOW_ONE_BITS = 0x3F7FFFFF
 F32_ONE_BITS = 0x3F800000
 
 
-def _z3():
-    import z3
-
-    return z3
-
-
 def _is_fp_term(v) -> bool:
     """True for a z3 floating-point term, False for a numpy float."""
     return not isinstance(v, (np.generic, float))
@@ -162,7 +167,7 @@ def _is_fp_term(v) -> bool:
 def _u32_to_float(x: BitVal, bits: int):
     """float32(x) or float64(x) of a u32, rounded to nearest even (exact in float64)."""
     if is_symbolic(x):
-        z3 = _z3()
+        z3 = z3_module()
         sort = z3.Float32() if bits == 32 else z3.Float64()
         return z3.fpToFPUnsigned(z3.RNE(), x, sort)
     return np.float32(x) if bits == 32 else np.float64(x)
@@ -171,14 +176,14 @@ def _u32_to_float(x: BitVal, bits: int):
 def _scale(v, bits: int):
     """v · 2^-32 in the same format (exact: a power of two, far from the subnormals)."""
     if _is_fp_term(v):
-        z3 = _z3()
+        z3 = z3_module()
         return z3.fpMul(z3.RNE(), v, z3.FPVal(TWO_POW_M32, v.sort()))
     return v * (np.float32(TWO_POW_M32) if bits == 32 else np.float64(TWO_POW_M32))
 
 
 def _f32_of_bits(pattern: int, like):
     if _is_fp_term(like):
-        z3 = _z3()
+        z3 = z3_module()
         return z3.fpBVToFP(z3.BitVecVal(pattern, 32), z3.Float32())
     return np.uint32(pattern).view(np.float32)
 
@@ -205,14 +210,14 @@ def to_uniform_f64(x: BitVal):
 def f32_bits(v) -> BitVal:
     """The IEEE-754 bit pattern of a float32 value (a u32, or a z3 32-bit vector)."""
     if _is_fp_term(v):
-        return _z3().fpToIEEEBV(v)
+        return z3_module().fpToIEEEBV(v)
     return int(np.float32(v).view(np.uint32))
 
 
 def f64_bits(v) -> BitVal:
     """The IEEE-754 bit pattern of a float64 value."""
     if _is_fp_term(v):
-        return _z3().fpToIEEEBV(v)
+        return z3_module().fpToIEEEBV(v)
     return int(np.float64(v).view(np.uint64))
 
 
@@ -227,17 +232,13 @@ def unit_open_closed(raw: int) -> np.float32:
     return (np.float32(raw) + np.float32(1.0)) * np.float32(TWO_POW_M32)
 
 
-def _f32(x: float) -> np.float32:
-    return np.float32(x)
-
-
 def box_muller(a: int, b: int) -> tuple[np.float32, np.float32]:
     """Two words to two N(0, 1) float32 values, float32 throughout; every elementary function
     is the float32 rounding of its float64 value (a correctly rounded libm, up to the rare
     double rounding). r = 0 when u1 = 1.0 (a >= CLAMP_FROM), giving (±0, ±0)."""
     u1, u2 = unit_open_closed(a), unit_open_closed(b)  # 1. u1, u2 in (0, 1]
-    log_u1 = _f32(math.log(float(u1)))  # 2. r = sqrt(-2 log u1), theta = 2 pi u2
-    r = _f32(math.sqrt(float(np.float32(-2.0) * log_u1)))
+    log_u1 = np.float32(math.log(float(u1)))  # 2. r = sqrt(-2 log u1), theta = 2 pi u2
+    r = np.float32(math.sqrt(float(np.float32(-2.0) * log_u1)))
     theta = TWO_PI_F32 * u2
-    cos_t, sin_t = _f32(math.cos(float(theta))), _f32(math.sin(float(theta)))
+    cos_t, sin_t = np.float32(math.cos(float(theta))), np.float32(math.sin(float(theta)))
     return r * cos_t, r * sin_t  # 3. (r cos theta, r sin theta)

@@ -24,10 +24,10 @@ from .layout import hash64, u32
 from .pool_allocator import is_initialized
 from .registry import InvalidCase, declare
 from .replay_engine import ReplayStatus
-from .replay_ops import region_index, region_ops, step_field
-from .replay_region import Guard, guard_key, region_from_wire
+from .replay_ops import region_index, region_ops, step_guard
+from .replay_region import prefix_replays, regions_from_wire
 from .schema import U32, Field, Json, record
-from .steps import parse_steps
+from .steps import parse_steps, step_field
 from .vigil_ops import chain_region, current_handles
 
 CONTEXT_STEPS = {"activate": ("region",), "deactivate": (),
@@ -42,9 +42,7 @@ def _compiled(c: CrucibleContext, op: str, path: str) -> None:
 
 def context_simulate(regions: Any, steps: Any, errata: frozenset[str] = NO_ERRATA) -> dict:
     """Run the steps on a fresh CrucibleContext."""
-    if not isinstance(regions, list):
-        raise InvalidInput("args.regions: expected a list of regions")
-    rs = [region_from_wire(r, k, f"args.regions[{k}]") for k, r in enumerate(regions)]
+    rs = regions_from_wire(regions, "args.regions")
     c = CrucibleContext()
     results: list[dict] = []
     for i, (op, s) in enumerate(parse_steps(steps, CONTEXT_STEPS)):
@@ -56,10 +54,7 @@ def context_simulate(regions: Any, steps: Any, errata: frozenset[str] = NO_ERRAT
             results.append({})
         elif op == "advance":
             _compiled(c, op, path)
-            g = Guard(*(step_field(s, f"{lv}_hash", hash64, InvalidInput if lv in (
-                "schema", "shape") else 0, path) for lv in ("schema", "shape", "scope",
-                                                              "callsite")))
-            status = cx.advance(c, g, errata)
+            status = cx.advance(c, step_guard(s, path), errata)
             matched = status != ReplayStatus.DIVERGED
             results.append({"status": int(status),
                             "outputs": current_handles(c.engine, "output_slot_ids")
@@ -79,10 +74,7 @@ def context_simulate(regions: Any, steps: Any, errata: frozenset[str] = NO_ERRAT
             _compiled(c, op, path)
             alt = rs[region_index(s, "region", len(rs), path)]
             pos = step_field(s, "pos", u32, InvalidInput, path)
-            old = c.active_region
-            if alt.plan is not None and pos and (pos > alt.num_ops or any(
-                    guard_key(old.ops[k].guard, errata) != guard_key(alt.ops[k].guard, errata)
-                    for k in range(min(pos, old.num_ops))) or pos > old.num_ops):
+            if alt.plan is not None and not prefix_replays(c.active_region, alt, pos, errata):
                 raise InvalidInput(f"{path}.pos: the first {pos} ops of region {alt.rid} do "
                                    f"not replay the active region's")
             ok, moved = cx.switch_region(c, alt, pos, errata)

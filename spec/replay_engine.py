@@ -7,9 +7,8 @@ import enum
 from dataclasses import dataclass, field
 
 from .errata import NO_ERRATA, erratum
-from .pool_allocator import Handle, PoolAllocator, slot_ptr
+from .pool_allocator import PoolAllocator
 from .replay_region import E11_1, Guard, ReplayOp, guard_key
-from .types import NONE32
 
 NO_GUARD = Guard(0, 0)
 """The expected hashes of an empty region."""
@@ -73,20 +72,10 @@ def reset(e: ReplayEngine) -> None:
     prime(e)
 
 
-def _handle(e: ReplayEngine, ids: list[int] | None, j: int) -> Handle | None:
-    if e.current is None or ids is None or j >= len(ids) or ids[j] == NONE32:
-        return None
-    return slot_ptr(e.pool, ids[j])
-
-
-def output_handle(e: ReplayEngine, j: int) -> Handle | None:
-    """output_ptr(j): the slot of the current op's output j (null for a none slot)."""
-    return _handle(e, e.ops[e.current].output_slot_ids if e.current is not None else None, j)
-
-
-def input_handle(e: ReplayEngine, j: int) -> Handle | None:
-    """input_ptr(j): the slot of the current op's input j (null for a none slot)."""
-    return _handle(e, e.ops[e.current].input_slot_ids if e.current is not None else None, j)
+def current_ids(e: ReplayEngine, name: str) -> list[int]:
+    """The slot ids (input_slot_ids or output_slot_ids) of the last matched op; none before
+    any match or where the array is null."""
+    return (getattr(e.ops[e.current], name) or []) if e.current is not None else []
 
 
 erratum(

@@ -224,9 +224,8 @@ def alignment_machine(region: ReplayRegion, alphabet: dict[str, Guard],
     exactly when the last min(K, n) ops equal the region's first ones, never earlier, and the
     engine is then at that count mod n (K is the detector's 5, whatever Vigil uses)."""
     n = region.num_ops
-
-    def threshold() -> int:
-        return min(n, K)
+    thr = min(n, K)
+    want = [guard_key(op.guard, errata) for op in region.ops[:thr]]
 
     def key(v: vg.Vigil, recent: tuple, ok: bool) -> tuple:
         return (int(v.ctx.mode), v.alignment_pos, rid(v.pending_activation), recent, ok)
@@ -234,7 +233,6 @@ def alignment_machine(region: ReplayRegion, alphabet: dict[str, Guard],
     def steps(s: Snap) -> Iterator[tuple[str, Snap]]:
         if s.key[0] == STUCK or s.key[0] == ContextMode.COMPILED:
             return
-        thr = threshold()
         for name, g in alphabet.items():
             v = _copy(s.obj, [region])
             try:
@@ -243,7 +241,6 @@ def alignment_machine(region: ReplayRegion, alphabet: dict[str, Guard],
                 yield _stuck(f"dispatch {name}", e)
                 continue
             recent = (*s.key[3], guard_key(g, errata))[-K:]
-            want = [guard_key(op.guard, errata) for op in region.ops[:thr]]
             should = len(recent) >= thr and list(recent[len(recent) - thr:]) == want
             compiled = v.ctx.mode == ContextMode.COMPILED
             ok = compiled == should and (not compiled or v.ctx.engine.cursor == thr % n)

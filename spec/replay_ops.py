@@ -27,12 +27,12 @@ from . import transaction as tx
 from .errata import NO_ERRATA
 from .errors import InvalidInput
 from .layout import hash64, u32, u64
-from .layout_ops import scalar_from_wire
 from .pool_allocator import PoolAllocator
 from .pool_allocator import init as pool_init
 from .registry import InvalidCase, declare
 from .replay_engine import ReplayEngine, ReplayStatus, advance, init, reset
 from .replay_region import (
+    GUARD_KEYS,
     Guard,
     ReplayOp,
     ReplayPlan,
@@ -41,10 +41,10 @@ from .replay_region import (
     guard_from_wire,
     plan_from_wire,
     region_from_wire,
+    regions_from_wire,
 )
 from .schema import HASH64, U32, Field, Json, record
-from .spsc_ops import check_capacity
-from .steps import parse_steps
+from .steps import parse_steps, step_field
 
 MAX_STREAM = 1 << 22
 _SEQUENTIAL = "the steps are one sequence; each depends on the state the last one left"
@@ -65,8 +65,7 @@ def engine_region(region: Any) -> list[Guard]:
 
 
 def guard_wire(g: Guard) -> dict:
-    return {f"{level}_hash": HASH64.encode(v) for level, v in zip(
-        ("schema", "shape", "scope", "callsite"), g, strict=True)}
+    return {key: HASH64.encode(v) for key, v in zip(GUARD_KEYS, g, strict=True)}
 
 
 def divergence_wire(index: int, pos: int, expected: Guard, got: Guard,
@@ -98,31 +97,29 @@ def run_engine(guards: list[Guard], stream: list[Guard], errata: frozenset[str] 
     return statuses, positions, passes, diverged
 
 
-def engine_result(guards: list[Guard], got: list[Guard], statuses: list[int],
+def engine_result(guards: list[Guard], got: Guard | None, statuses: list[int],
                   positions: list[int], passes: int, diverged: int,
                   errata: frozenset[str], first: int | None) -> dict:
-    """The wire result; `got` holds the stream op at index `first` (the first divergence)."""
+    """The wire result; `got` is the stream op at index `first` (the first divergence)."""
     return {"statuses": statuses, "positions": positions, "completed": passes,
             "diverged": diverged,
             "first_divergence": None if first is None else divergence_wire(
-                first, positions[first], guards[positions[first]], got[0], errata)}
+                first, positions[first], guards[positions[first]], got, errata)}
 
 
 def replay_engine(region: Any, stream: Any, errata: frozenset[str] = NO_ERRATA) -> dict:
     guards, ops = engine_region(region), stream_from_wire(stream)
     statuses, positions, passes, diverged = run_engine(guards, ops, errata)
     first = next((i for i, s in enumerate(statuses) if s == ReplayStatus.DIVERGED), None)
-    return engine_result(guards, [] if first is None else [ops[first]], statuses, positions,
+    return engine_result(guards, None if first is None else ops[first], statuses, positions,
                          passes, diverged, errata, first)
 
 
-def step_field(step: dict, name: str, ctype: Any, default: Any, path: str) -> Any:
-    """A step's field (InvalidInput as the default: the step needs it)."""
-    if name not in step:
-        if default is InvalidInput:
-            raise InvalidInput(f"{path}: {step['op']} needs {name}")
-        return default
-    return scalar_from_wire(ctype, step[name], f"{path}.{name}")
+def step_guard(s: dict, path: str) -> Guard:
+    """The Guard a step names: schema_hash and shape_hash required, scope and callsite 0 if
+    missing."""
+    return Guard(*(step_field(s, key, hash64, InvalidInput if k < 2 else 0, path)
+                   for k, key in enumerate(GUARD_KEYS)))
 
 
 def _slot(step: dict, capacity: int, path: str) -> int:
@@ -133,8 +130,8 @@ def _slot(step: dict, capacity: int, path: str) -> int:
 
 
 def check_txlog_capacity(args: dict) -> None:
-    check_capacity(args["capacity"], 1024)
-    if args["capacity"] < 2:
+    n = args["capacity"]
+    if not 2 <= n <= 1024 or n & (n - 1):
         raise InvalidInput("args.capacity: a power of two from 2 to 1024")
 
 
@@ -191,9 +188,7 @@ def region_index(s: dict, name: str, n: int, path: str, required: bool = True) -
 def region_cache_simulate(regions: Any, steps: Any, errata: frozenset[str] = NO_ERRATA
                           ) -> dict:
     """Run the steps on a fresh RegionCache."""
-    if not isinstance(regions, list):
-        raise InvalidInput("args.regions: expected a list of regions")
-    rs = [region_from_wire(r, k, f"args.regions[{k}]") for k, r in enumerate(regions)]
+    rs = regions_from_wire(regions, "args.regions")
     c = rc.RegionCache()
     results: list[dict] = []
     for i, (op, s) in enumerate(parse_steps(steps, CACHE_STEPS)):
@@ -205,9 +200,7 @@ def region_cache_simulate(regions: Any, steps: Any, errata: frozenset[str] = NO_
             r = rc.find(c, step_field(s, "content_hash", hash64, InvalidInput, path))
             results.append({"region": None if r is None else r.rid})
         elif op == "find_alternate":
-            got = Guard(*(step_field(s, f"{lv}_hash", hash64, InvalidInput if lv in (
-                "schema", "shape") else 0, path) for lv in ("schema", "shape", "scope",
-                                                              "callsite")))
+            got = step_guard(s, path)
             ex = region_index(s, "exclude", len(rs), path, required=False)
             r = rc.find_alternate(c, step_field(s, "pos", u32, InvalidInput, path), got,
                                   None if ex is None else rs[ex], errata)
@@ -223,11 +216,8 @@ def region_cache_simulate(regions: Any, steps: Any, errata: frozenset[str] = NO_
                          "num_ops": c.num_ops[k]} for k in rc.mru(c)]}
 
 
-_LEVEL_KEYS = ("schema_hash", "shape_hash", "scope_hash", "callsite_hash")
-
-
 def _op(schema: int, shape: int, scope: int = 0, callsite: int = 0) -> dict:
-    return dict(zip(_LEVEL_KEYS, map(hex, (schema, shape, scope, callsite)), strict=True))
+    return dict(zip(GUARD_KEYS, map(hex, (schema, shape, scope, callsite)), strict=True))
 
 
 @st.composite
@@ -250,7 +240,7 @@ def perturbed(draw, ops: list[dict], iterations: int) -> list[dict]:
                 continue
             op = dict(op)
             if kind == "level":
-                key = draw(st.sampled_from(_LEVEL_KEYS))
+                key = draw(st.sampled_from(GUARD_KEYS))
                 op[key] = hex(int(op[key], 16) ^ draw(st.integers(1, 3)))
             out.append(op)
             if kind == "extra":

@@ -19,8 +19,9 @@ from .layout import bool_, hash64, id32, u64
 from .layout_ops import scalar_from_wire
 from .memory_plan import ALIGNMENT
 from .pipeline import PipelineRun, run_pipeline
-from .schema import HASH64
+from .steps import step_field
 from .trace_build_ops import recorded_ops
+from .trace_entry import TraceOp
 from .types import NONE32
 
 E11_1 = "E11.1"
@@ -107,12 +108,10 @@ def guard_fold(guards: list[Guard]) -> int:
     return h
 
 
-def _hash(obj: dict, name: str, path: str) -> int:
-    return scalar_from_wire(hash64, obj[name], f"{path}.{name}") if name in obj else 0
-
-
-_GUARD_KEYS = ("schema_hash", "shape_hash", "scope_hash", "callsite_hash")
-_STREAM_EXTRA = {"inputs", "outputs", "scalars", "op_flags", "grad_enabled"}
+GUARD_KEYS = ("schema_hash", "shape_hash", "scope_hash", "callsite_hash")
+"""The wire names of a Guard's four hashes, in level order."""
+STREAM_FIELDS = frozenset({"inputs", "outputs", "scalars", "op_flags", "grad_enabled"})
+"""The other fields of a trace.build op, allowed and ignored in a stream op."""
 
 
 def guard_from_wire(obj: Any, path: str) -> Guard:
@@ -120,10 +119,10 @@ def guard_from_wire(obj: Any, path: str) -> Guard:
     trace.build op (inputs, outputs, scalars, flags) are allowed and ignored."""
     if not isinstance(obj, dict):
         raise InvalidInput(f"{path}: expected an op object with schema_hash and shape_hash")
-    extra = sorted(set(obj) - set(_GUARD_KEYS) - _STREAM_EXTRA)
+    extra = sorted(set(obj) - set(GUARD_KEYS) - STREAM_FIELDS)
     if extra:
         raise InvalidInput(f"{path}: an op has no field {extra[0]!r}")
-    return Guard(*(_hash(obj, k, path) for k in _GUARD_KEYS))
+    return Guard(*(step_field(obj, k, hash64, 0, path) for k in GUARD_KEYS))
 
 
 def _ids(obj: dict, name: str, path: str) -> list[int] | None:
@@ -134,7 +133,7 @@ def _ids(obj: dict, name: str, path: str) -> list[int] | None:
     return [scalar_from_wire(id32, v, f"{path}.{name}[{k}]") for k, v in enumerate(obj[name])]
 
 
-_REGION_OP_KEYS = set(_GUARD_KEYS) | {"input_slot_ids", "output_slot_ids", "input_ptrs"}
+_REGION_OP_KEYS = set(GUARD_KEYS) | {"input_slot_ids", "output_slot_ids", "input_ptrs"}
 
 
 def region_op_from_wire(obj: Any, path: str) -> ReplayOp:
@@ -146,7 +145,7 @@ def region_op_from_wire(obj: Any, path: str) -> ReplayOp:
     ptrs = obj.get("input_ptrs", [])
     if not isinstance(ptrs, list):
         raise InvalidInput(f"{path}.input_ptrs: expected a list of pointers")
-    return ReplayOp(Guard(*(_hash(obj, k, path) for k in _GUARD_KEYS)),
+    return ReplayOp(Guard(*(step_field(obj, k, hash64, 0, path) for k in GUARD_KEYS)),
                     _ids(obj, "input_slot_ids", path), _ids(obj, "output_slot_ids", path),
                     [scalar_from_wire(hash64, p, f"{path}.input_ptrs[{k}]")
                      for k, p in enumerate(ptrs)])
@@ -166,16 +165,14 @@ def plan_from_wire(obj: Any, path: str) -> ReplayPlan:
         if not isinstance(s, dict) or sorted(set(s) - {"offset_bytes", "nbytes", "is_external",
                                                        "slot_id"}):
             raise InvalidInput(f"{p}: expected {{offset_bytes, nbytes, is_external}}")
-        get = {n: scalar_from_wire(t, s[n], f"{p}.{n}") if n in s else d
-               for n, t, d in (("offset_bytes", u64, 0), ("nbytes", u64, 0),
-                               ("is_external", bool_, False))}
+        get = {n: step_field(s, n, t, d, p) for n, t, d in (
+            ("offset_bytes", u64, 0), ("nbytes", u64, 0), ("is_external", bool_, False))}
         if not get["is_external"] and get["offset_bytes"] % ALIGNMENT:
             raise InvalidInput(f"{p}.offset_bytes: {get['offset_bytes']} is not a multiple of "
                                f"{ALIGNMENT}")
         slots.append(ReplaySlot(get["offset_bytes"], get["nbytes"], get["is_external"]))
     end = max((s.offset_bytes + s.nbytes for s in slots if not s.is_external), default=0)
-    pool = scalar_from_wire(u64, obj["pool_bytes"], f"{path}.pool_bytes") \
-        if "pool_bytes" in obj else end
+    pool = step_field(obj, "pool_bytes", u64, end, path)
     if pool < end:
         raise InvalidInput(f"{path}.pool_bytes: {pool} is less than the end of a slot, {end}")
     return ReplayPlan(pool, slots)
@@ -209,20 +206,39 @@ def region_from_wire(obj: Any, rid: int, path: str) -> ReplayRegion:
         raise InvalidInput(f"{path}.ops: more than {MAX_REGION_OPS} ops")
     ops = [region_op_from_wire(o, f"{path}.ops[{i}]") for i, o in enumerate(obj["ops"])]
     plan = None if obj.get("plan") is None else plan_from_wire(obj["plan"], f"{path}.plan")
-    content = _hash(obj, "content_hash", path) if "content_hash" in obj else \
+    content = step_field(obj, "content_hash", hash64, 0, path) if "content_hash" in obj else \
         guard_fold([op.guard for op in ops])
     r = ReplayRegion(rid, ops, plan, content)
     _check_slot_ids(r, path)
     return r
 
 
+def regions_from_wire(value: Any, path: str) -> list[ReplayRegion]:
+    """A list of regions in region wire form, each named by its index."""
+    if not isinstance(value, list):
+        raise InvalidInput(f"{path}: expected a list of regions")
+    return [region_from_wire(r, k, f"{path}[{k}]") for k, r in enumerate(value)]
+
+
+def prefix_replays(old: ReplayRegion, alt: ReplayRegion, pos: int,
+                   errata: frozenset[str] = NO_ERRATA) -> bool:
+    """alt's first pos ops are the same ops for replay as old's (always so for pos 0)."""
+    return pos <= min(old.num_ops, alt.num_ops) and all(
+        guard_key(old.ops[i].guard, errata) == guard_key(alt.ops[i].guard, errata)
+        for i in range(pos))
+
+
+def replay_op_of(op: TraceOp) -> ReplayOp:
+    """A recorded op as replay reads it: its four hashes, slot ids and input data pointers."""
+    return ReplayOp(Guard(op.schema_hash, op.shape_hash, op.scope_hash, op.callsite_hash),
+                    op.input_slot_ids, op.output_slot_ids, [m["data_ptr"] for m in op.inputs])
+
+
 def regions_of_run(run: PipelineRun, first_rid: int = 0) -> list[ReplayRegion]:
     """The regions of a pipeline run, as replay reads them, in the order it publishes them."""
     out = []
     for k, r in enumerate(run.regions):
-        rops = [ReplayOp(Guard(op.schema_hash, op.shape_hash, op.scope_hash, op.callsite_hash),
-                         op.input_slot_ids, op.output_slot_ids,
-                         [m["data_ptr"] for m in op.inputs]) for op in r.graph.ops]
+        rops = [replay_op_of(op) for op in r.graph.ops]
         plan = None
         if r.plan is not None:
             plan = ReplayPlan(r.plan.pool_bytes, [
@@ -232,30 +248,12 @@ def regions_of_run(run: PipelineRun, first_rid: int = 0) -> list[ReplayRegion]:
     return out
 
 
-def regions_from_recording(ops: Any, first_rid: int,
-                           errata: frozenset[str] = NO_ERRATA) -> list[ReplayRegion]:
+def regions_from_recording(ops: Any, first_rid: int, errata: frozenset[str] = NO_ERRATA,
+                           path: str = "args.recording") -> list[ReplayRegion]:
     """The regions the background pipeline makes of a recorded stream (trace.build's ops
-    form), in the order it publishes them."""
+    form, at `path`), in the order it publishes them."""
     try:
         run = run_pipeline(recorded_ops(ops), None, errata)
     except SpecError as e:
-        raise InvalidInput(e.message.replace("args.ops", "args.recording", 1)) from None
+        raise InvalidInput(e.message.replace("args.ops", path, 1)) from None
     return regions_of_run(run, first_rid)
-
-
-def region_to_wire(r: ReplayRegion) -> dict:
-    """The JSON form region_from_wire reads back."""
-    out: dict = {"ops": [{"schema_hash": HASH64.encode(op.guard.schema),
-                          "shape_hash": HASH64.encode(op.guard.shape),
-                          "scope_hash": HASH64.encode(op.guard.scope),
-                          "callsite_hash": HASH64.encode(op.guard.callsite),
-                          "input_slot_ids": op.input_slot_ids,
-                          "output_slot_ids": op.output_slot_ids,
-                          "input_ptrs": [HASH64.encode(p) for p in op.input_ptrs]}
-                         for op in r.ops],
-                 "content_hash": HASH64.encode(r.content_hash)}
-    if r.plan is not None:
-        out["plan"] = {"pool_bytes": r.plan.pool_bytes,
-                       "slots": [{"offset_bytes": s.offset_bytes, "nbytes": s.nbytes,
-                                  "is_external": s.is_external} for s in r.plan.slots]}
-    return out

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from .errors import InvalidInput
+from .layout_ops import scalar_from_wire
 
 
 def parse_steps(steps: Any, ops: dict[str, tuple[str, ...]]) -> list[tuple[str, dict]]:
@@ -21,3 +22,12 @@ def parse_steps(steps: Any, ops: dict[str, tuple[str, ...]]) -> list[tuple[str, 
             raise InvalidInput(f"args.steps[{i}]: {step['op']} has no field {unknown[0]!r}")
         out.append((step["op"], step))
     return out
+
+
+def step_field(step: dict, name: str, ctype: Any, default: Any, path: str) -> Any:
+    """A step's field (InvalidInput as the default: the step needs it)."""
+    if name not in step:
+        if default is InvalidInput:
+            raise InvalidInput(f"{path}: {step['op']} needs {name}")
+        return default
+    return scalar_from_wire(ctype, step[name], f"{path}.{name}")

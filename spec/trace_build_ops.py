@@ -20,7 +20,8 @@ from .errata import NO_ERRATA
 from .errors import InvalidInput
 from .layout import bool_, hash64, i64, u8
 from .layout_ops import from_wire, scalar_from_wire
-from .memory_plan import Plan, PlanSlot, compute_memory_plan
+from .memory_plan import Plan, compute_memory_plan
+from .pipeline import plan_slots_of
 from .registry import InvalidCase, declare
 from .schema import HASH64, U32, U64, Field, Json, record
 from .tensor_meta import MAX_DIMS, TENSOR_META
@@ -75,10 +76,8 @@ def kernels_from_wire(kernels: Any) -> dict[int, int]:
     return table
 
 
-def plan_of(g: TraceGraph):
-    return compute_memory_plan([PlanSlot(s.nbytes, s.birth_op, s.death_op, s.is_external,
-                                         s.meta["device_type"], s.meta["device_idx"])
-                                for s in g.slots])
+def plan_of(g: TraceGraph) -> Plan:
+    return compute_memory_plan(plan_slots_of(g))
 
 
 def graph_to_wire(g: TraceGraph, plan: Plan | None = None) -> dict:

@@ -11,7 +11,7 @@ from .layout import Member, Prim, bool_, enum_of, hash64, i64, id32, ptr, struct
 from .layout_ops import from_wire, scalar_from_wire, to_wire
 from .schema import HASH64
 from .tensor_meta import TENSOR_META
-from .types import TrainingPhase
+from .types import TrainingPhase, pack_op_flags, unpack_op_flags
 
 TRACE_ENTRY = struct("TraceEntry", [
     Member("schema_hash", hash64),
@@ -58,6 +58,18 @@ class TraceOp:
     input_trace_indices: list[int] | None = None
     input_slot_ids: list[int] | None = None
     output_slot_ids: list[int] | None = None
+
+    @property
+    def op_flags(self) -> int:
+        """The four flags packed as the ring entry's op_flags byte."""
+        return pack_op_flags(self.inference_mode, self.is_mutable, self.training_phase,
+                             self.torch_function)
+
+    @op_flags.setter
+    def op_flags(self, flags: int) -> None:
+        inference, mutable, self.training_phase, torch_function = unpack_op_flags(flags)
+        self.inference_mode, self.is_mutable = bool(inference), bool(mutable)
+        self.torch_function = bool(torch_function)
 
 
 _HASHES = ("schema_hash", "shape_hash", "scope_hash", "callsite_hash")

@@ -183,12 +183,13 @@ def element_size(dtype: int) -> int:
 
 def pack_op_flags(inference_mode: bool, is_mutable: bool, phase: int, torch_function: bool) -> int:
     """op_flags: bit 0 inference, bit 1 mutable, bits 2-3 phase & 3, bit 4 torch_function."""
-    return (
-        int(inference_mode)
-        | int(is_mutable) << 1
-        | (phase & 3) << OP_FLAG_PHASE_SHIFT
-        | int(torch_function) << 4
-    )
+    return (phase & 3) << OP_FLAG_PHASE_SHIFT | inference_mode | is_mutable << 1 \
+        | torch_function << 4
+
+
+def unpack_op_flags(flags: int) -> tuple[int, int, int, int]:
+    """The fields of op_flags as bits: (inference_mode, is_mutable, phase, torch_function)."""
+    return flags & 1, flags >> 1 & 1, flags >> OP_FLAG_PHASE_SHIFT & 3, flags >> 4 & 1
 
 
 SCALAR_TYPE = Enum(ScalarType, bits=8, signed=True)

@@ -18,7 +18,15 @@ from .crucible_context import ContextMode, CrucibleContext, Migration
 from .errata import NO_ERRATA, erratum
 from .iteration_detector import K
 from .replay_engine import ReplayStatus
-from .replay_region import Guard, ReplayOp, ReplayPlan, ReplayRegion, ReplaySlot, guard_key
+from .replay_region import (
+    Guard,
+    ReplayPlan,
+    ReplayRegion,
+    ReplaySlot,
+    guard_key,
+    prefix_replays,
+    replay_op_of,
+)
 from .tensor_meta import TENSOR_META
 from .tensor_slot import TENSOR_SLOT
 from .trace_entry import TraceOp
@@ -190,11 +198,11 @@ def handle_divergence(v: Vigil, g: Guard, errata: frozenset[str]) -> DispatchRes
     alt = cache_.find_alternate(v.region_cache, div_pos, g, active, errata)  # 3
     if alt is not None and try_switch_region(v, alt, div_pos, errata):  # 4. switch, go on
         s = ctx_.advance(v.ctx, g, errata)
-        if s != ReplayStatus.DIVERGED:
-            v.events.append("switched")
-            return DispatchResult(Action.COMPILED, s, v.ctx.engine.ops_matched)
-    if v.ctx.mode == ContextMode.COMPILED:  # 5. fall back to recording; g is not recorded
-        ctx_.deactivate(v.ctx)
+        assert s != ReplayStatus.DIVERGED, "alt's op at div_pos has g's guard"
+        v.events.append("switched")
+        return DispatchResult(Action.COMPILED, s, v.ctx.engine.ops_matched)
+    assert v.ctx.mode == ContextMode.COMPILED, "a switch that was not made changes nothing"
+    ctx_.deactivate(v.ctx)  # 5. fall back to recording; g is not recorded
     v.mode = Mode.RECORDING if E11_2 in errata else Mode.DIVERGED
     v.reset_requested = True
     v.events.append("fallback")
@@ -206,16 +214,10 @@ def try_switch_region(v: Vigil, alt: ReplayRegion, div_pos: int,
     """Switch when alt has a plan and, for div_pos > 0, the same guards on ops [0, div_pos)."""
     if alt.plan is None:
         return False
-    old = v.ctx.active_region
-    if div_pos > 0:
-        if div_pos > alt.num_ops:
-            return False
-        if any(guard_key(old.ops[i].guard, errata) != guard_key(alt.ops[i].guard, errata)
-               for i in range(div_pos)):
-            return False
-    ok, moved = ctx_.switch_region(v.ctx, alt, div_pos, errata)
-    if not ok:
+    if not prefix_replays(v.ctx.active_region, alt, div_pos, errata):
         return False
+    ok, moved = ctx_.switch_region(v.ctx, alt, div_pos, errata)
+    assert ok, "a region with a plan always switches"
     v.migrations = moved
     register_externals_from_region(v, alt)
     return True
@@ -266,9 +268,7 @@ def cdag_of(r: ReplayRegion) -> CdagRegion:
 def region_of(c: CdagRegion, rid: int) -> ReplayRegion:
     """A loaded CDAG region as replay reads it (named by the region first stored under its
     hash); its input data pointers come back as the file holds them."""
-    ops = [ReplayOp(Guard(op.schema_hash, op.shape_hash, op.scope_hash, op.callsite_hash),
-                    op.input_slot_ids, op.output_slot_ids, [m["data_ptr"] for m in op.inputs])
-           for op in c.ops]
+    ops = [replay_op_of(op) for op in c.ops]
     plan = None if c.plan is None else ReplayPlan(c.plan.pool_bytes, [
         ReplaySlot(s["offset_bytes"], s["nbytes"], bool(s["is_external"])) for s in c.plan.slots])
     return ReplayRegion(rid, ops, plan, c.content_hash)

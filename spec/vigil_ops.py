@@ -28,17 +28,18 @@ from .cipher import Cipher
 from .errata import NO_ERRATA
 from .errors import InvalidInput
 from .iteration_detector import K
+from .memory_plan import align256
 from .pool_allocator import Handle, slot_ptr
 from .region_cache import mru
 from .registry import InvalidCase, declare
-from .replay_engine import ReplayEngine
+from .replay_engine import ReplayEngine, current_ids
 from .replay_ops import linear, region_ops
 from .replay_region import (
     Guard,
     ReplayRegion,
     guard_from_wire,
-    region_from_wire,
     regions_from_recording,
+    regions_from_wire,
 )
 from .schema import BOOL, HASH64, U32, U64, Field, Json, record
 from .transaction import TxStatus
@@ -57,23 +58,18 @@ def handle_wire(sid: int, h: Handle | None) -> dict | None:
 
 def current_handles(e: ReplayEngine, name: str) -> list:
     """The handles of the last matched op's inputs or outputs."""
-    ids = getattr(e.ops[e.current], name) if e.current is not None else None
     return [handle_wire(sid, None if sid == NONE32 else slot_ptr(e.pool, sid))
-            for sid in (ids or [])]
+            for sid in current_ids(e, name)]
 
 
 def load_regions(regions: Any, recordings: Any, errata: frozenset[str]) -> list[ReplayRegion]:
     if not isinstance(regions, list) or len(regions) > MAX_REGIONS:
         raise InvalidInput(f"args.regions: expected a list of at most {MAX_REGIONS} regions")
-    out = [region_from_wire(r, k, f"args.regions[{k}]") for k, r in enumerate(regions)]
+    out = regions_from_wire(regions, "args.regions")
     if not isinstance(recordings, list):
         raise InvalidInput("args.recordings: expected a list of recorded streams")
     for j, rec in enumerate(recordings):
-        try:
-            out += regions_from_recording(rec, len(out), errata)
-        except InvalidInput as e:
-            raise InvalidInput(e.message.replace("args.recording", f"args.recordings[{j}]", 1)
-                               ) from None
+        out += regions_from_recording(rec, len(out), errata, f"args.recordings[{j}]")
     return out
 
 
@@ -99,22 +95,22 @@ def call_name(item: Any) -> str | None:
     return None
 
 
-def parse_stream(stream: Any, n: int) -> list[Item]:
+def parse_stream(stream: Any, n: int, path: str = "args.stream") -> list[Item]:
     """Each item as a Guard (an op), the region indices it publishes, or an API call's name."""
     if not isinstance(stream, list):
-        raise InvalidInput("args.stream: expected a list of ops, publish and call items")
+        raise InvalidInput(f"{path}: expected a list of ops, publish and call items")
     out: list[Item] = []
     for i, item in enumerate(stream):
         if isinstance(item, dict) and "publish" in item:
             if len(item) != 1:
-                raise InvalidInput(f"args.stream[{i}]: a publish item has no other field")
-            out.append(region_indices(item["publish"], n, f"args.stream[{i}].publish"))
+                raise InvalidInput(f"{path}[{i}]: a publish item has no other field")
+            out.append(region_indices(item["publish"], n, f"{path}[{i}].publish"))
         elif (name := call_name(item)) is not None:
             if len(item) != 1 or item[name] is not True:
-                raise InvalidInput(f"args.stream[{i}]: a {name} item is {{\"{name}\": true}}")
+                raise InvalidInput(f"{path}[{i}]: a {name} item is {{\"{name}\": true}}")
             out.append(name)
         else:
-            out.append(guard_from_wire(item, f"args.stream[{i}]"))
+            out.append(guard_from_wire(item, f"{path}[{i}]"))
     return out
 
 
@@ -195,7 +191,7 @@ def chain_region(shapes: list[int], nbytes: list[int], content: int | None = Non
     offsets, end = [], 0
     for b in nbytes:
         offsets.append(end)
-        end += (b + 255) // 256 * 256
+        end += align256(b)
     ops = [{"schema_hash": hex(0x100 + i), "shape_hash": hex(s), "output_slot_ids": [i],
             "input_slot_ids": [i - 1] if i else []} for i, s in enumerate(shapes)]
     out: dict = {"ops": ops, "plan": {"pool_bytes": end, "slots": [

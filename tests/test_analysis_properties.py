@@ -22,7 +22,7 @@ from crucible_spec.proofs.memory_plan import (
 from crucible_spec.spec.build_trace import TraceGraph, build_trace
 from crucible_spec.spec.content_hash import content_hash_op
 from crucible_spec.spec.dag import dag_from_wire, merkle_hashes
-from crucible_spec.spec.dag_ops import dags, merkle_op
+from crucible_spec.spec.dag_ops import dags, diff_op, merkle_op
 from crucible_spec.spec.errata import NO_ERRATA, SEEDS, profile_errata
 from crucible_spec.spec.iteration_detector import (
     E7_1,
@@ -42,7 +42,7 @@ from crucible_spec.spec.memory_plan import (
     plan_slots,
     slot_sets,
 )
-from crucible_spec.spec.merkle_dag import E9_1, E9_2, branch_hash, guard_hash
+from crucible_spec.spec.merkle_dag import E9_1, E9_2, DagDiffKind, branch_hash, guard_hash
 from crucible_spec.spec.plan_validity import plan_violations
 from crucible_spec.spec.registry import REGISTRY
 from crucible_spec.spec.trace_build_ops import kernels_from_wire, recorded_ops, traces
@@ -250,6 +250,16 @@ def test_the_spec_merkle_hashes_ignore_the_arm_order(dag, data):
     for n in shuffled.nodes:
         n.arms = data.draw(st.permutations(n.arms))
     assert merkle_hashes(shuffled) == merkle_hashes(d)
+
+
+def test_loops_with_different_given_body_hashes_are_not_identical():
+    def loop(body_hash: str) -> dict:
+        return {"nodes": [{"kind": "loop", "body": 1, "body_content_hash": body_hash,
+                           "repeat_count": 2},
+                          {"kind": "region", "content_hash": "0x5"}], "root": 0}
+    a, b = loop("0x1"), loop("0x2")
+    assert merkle_op(a)["merkle"][0] != merkle_op(b)["merkle"][0]
+    assert diff_op(a, b)["kind"] != DagDiffKind.IDENTICAL
 
 
 def test_the_arm_order_witness_still_tells_the_seed_from_the_spec():

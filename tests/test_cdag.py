@@ -21,6 +21,8 @@ from crucible_spec.spec.build_trace import RecordedOp, build_trace
 from crucible_spec.spec.cdag import (
     CdagPlan,
     CdagRegion,
+    branch_size,
+    decode_branch,
     decode_region,
     encode_region,
     region_size,
@@ -76,6 +78,16 @@ def test_golden_rejections_name_the_offset(impl, name):
         assert call(impl, "cdag.decode", {"hex": data[:k].hex()})["error"] == "invalid_input"
 
 
+@pytest.mark.parametrize("impl", IMPLS)
+def test_bad_region_fields_name_their_path(impl):
+    op = {"schema_hash": "0x1", "inputs": [{"ndim": 9}]}
+    cases = {"args.region.content_hash": {"ops": [], "content_hash": "0xzz"},
+             "args.region.ops[0].inputs[0].ndim": {"ops": [op]}}
+    for where, region in cases.items():
+        got = call(impl, "cdag.encode", {"region": region})
+        assert got["error"] == "invalid_input" and where in got["message"], (where, got)
+
+
 def test_the_seed_reader_ignores_trailing_bytes_pad_and_reserved_bits():
     data = bytearray.fromhex(REGIONS["A_no_plan"]["hex"])
     flags_at = 32 + 21 + 39  # op 0's op_flags
@@ -98,6 +110,7 @@ def test_counts_the_bytes_cannot_hold_are_rejected_before_reading():
 def test_the_80_byte_branch(impl):
     got = call(impl, "cdag.encode_branch", BRANCH_80_ARGS)["hex"]
     assert got == BRANCH_80 and len(got) == 2 * 80 == 2 * (48 + 16 * 2)
+    assert branch_size(decode_branch(bytes.fromhex(BRANCH_80))) == 80
     back = call(impl, "cdag.decode_branch", {"hex": BRANCH_80})
     assert back["merkle_hash"] == "0xe1b5865551ca3b0e" and back["next_merkle"] == "0x" + "0" * 16
     assert back["arms"] == BRANCH_80_ARGS["arms"]

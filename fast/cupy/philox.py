@@ -6,35 +6,15 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...spec.philox import (
-    CLAMP_FROM,
-    E17_1,
-    F32_BELOW_ONE_BITS,
-    M0,
-    M1,
-    ROUNDS,
-    TWO_POW_M32,
-    W0,
-    W1,
-)
+from ...spec.philox import CLAMP_FROM, E17_1, F32_BELOW_ONE_BITS, TWO_PI_F32, TWO_POW_M32
 from ...spec.registry import kernel
+from ..bits import BYTE, FNV_OFFSET_U64, M32, S32, fnv1a_step, philox4x32
 from .xp import to_device, to_host, xp
-
-LO = np.uint64(0xFFFFFFFF)
-S32 = np.uint64(32)
-TWO_PI_F32 = np.float32(6.2831853071795864)
 
 
 def block(c0, c1, c2, c3, k0, k1):
-    """Ten rounds on uint64 arrays holding 32-bit words."""
-    m0, m1, w0, w1 = np.uint64(M0), np.uint64(M1), np.uint64(W0), np.uint64(W1)
-    for _ in range(ROUNDS):
-        p0 = c0 * m0
-        p1 = c2 * m1
-        c0, c1, c2, c3 = (p1 >> S32) ^ c1 ^ k0, p1 & LO, (p0 >> S32) ^ c3 ^ k1, p0 & LO
-        k0 = (k0 + w0) & LO
-        k1 = (k1 + w1) & LO
-    return xp().stack([c0, c1, c2, c3], axis=1).astype(np.uint32)
+    """Ten rounds on uint64 arrays holding 32-bit words, as an (n, 4) uint32 array."""
+    return xp().stack(philox4x32(c0, c1, c2, c3, k0, k1), axis=1).astype(np.uint32)
 
 
 @kernel("philox.block", "cupy")
@@ -48,17 +28,16 @@ def block_batch(ctr, key):
 def offset_batch(offset, key):
     o, k = to_device(offset), to_device(key)
     zero = xp().zeros_like(o)
-    return {"out": to_host(block(o & LO, o >> S32, zero, zero, k & LO, k >> S32))}
+    return {"out": to_host(block(o & M32, o >> S32, zero, zero, k & M32, k >> S32))}
 
 
 @kernel("philox.op_key", "cupy")
 def op_key_batch(master_counter, op_index, content_hash):
-    h = xp().full(master_counter.shape[0], np.uint64(0xCBF29CE484222325), dtype=np.uint64)
-    prime = np.uint64(0x100000001B3)
+    h = xp().full(master_counter.shape[0], FNV_OFFSET_U64, dtype=np.uint64)
     for column in (master_counter, op_index.astype(np.uint64), content_hash):
         v = to_device(column)
         for s in range(8):
-            h = (h ^ ((v >> np.uint64(8 * s)) & np.uint64(0xFF))) * prime
+            h = fnv1a_step(h, (v >> np.uint64(8 * s)) & BYTE)
     return {"out": to_host(h)}
 
 

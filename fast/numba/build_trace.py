@@ -223,9 +223,8 @@ def build_batch(ops, kernels, errata):
         graph = graph_of(a, built, ops_of(recorded, table, errata))
         rows.append(graph_to_wire(graph, Plan(offsets.tolist(), pool,
                                               int(built.slots[:, 3].sum()))))
-    return {k: [r[k] for r in rows] for k in rows[0]} if rows else \
-        {k: [] for k in ("ops", "edges", "fwd_offsets", "rev_offsets", "slots", "pool_bytes",
-                         "num_external", "content_hash")}
+    keys = graph_to_wire(TraceGraph([], [], [], 0), Plan([]))
+    return {k: [r[k] for r in rows] for k in keys}
 
 
 build_batch.prepare, build_batch.core = prepare_build, build_and_plan

@@ -23,8 +23,10 @@ from ...spec.cdag import (
     RESERVED_OP_FLAGS,
     CdagRegion,
     Reader,
+    check_op,
     decode_region,
     encode_region,
+    op_body_size,
     read_region_head,
 )
 from ...spec.cdag_ops import region_from_wire, region_to_wire
@@ -32,12 +34,12 @@ from ...spec.content_hash import E8_3, E8_4, scalars_hashed
 from ...spec.errata import NO_ERRATA
 from ...spec.errors import InvalidInput
 from ...spec.layout import leaves
-from ...spec.merkle_dag import chained
 from ...spec.registry import kernel
 from ...spec.schema import BYTES
-from ...spec.tensor_meta import TENSOR_META
+from ...spec.tensor_meta import MAX_DIMS, TENSOR_META
 from ...spec.trace_entry import TraceOp, trace_op_from_wire
-from ...spec.types import NONE32, pack_op_flags
+from ...spec.types import NONE32, unpack_op_flags
+from ..content_batch import offsets
 from ..layout_batch import leaf_table
 from ..layout_columns import decode_columns, encode_columns
 from .content_hash import DIMMIX, content_into
@@ -55,6 +57,8 @@ NDIM, DTYPE = _LEAF["ndim"], _LEAF["dtype"]
 """Leaf columns of a TensorMeta: sizes 0-7, strides 8-15, then ... ndim, dtype, device_type,
 device_idx side by side."""
 _TENSORS = ("inputs", "outputs", "input_trace_indices", "input_slot_ids", "output_slot_ids")
+body_size = njit(cache=True)(op_body_size)
+"""The spec's op_body_size, compiled for the scan."""
 
 
 @njit(cache=True)
@@ -99,7 +103,7 @@ def scan_ops(buf, pos, num_ops, starts, totals, lenient):
         nout = np.int64(buf[pos + 34]) | np.int64(buf[pos + 35]) << 8
         nsa = np.int64(buf[pos + 36]) | np.int64(buf[pos + 37]) << 8
         pos += OP_FIXED
-        if pos + META_SIZE * (nin + nout) + 8 * nsa + 4 * (2 * nin + nout) > n:
+        if pos + body_size(nin, nout, nsa) > n:
             return -1
         for _ in range(nin + nout):
             if not lenient and buf[pos + REQUIRES_GRAD] > 1:
@@ -171,8 +175,7 @@ def arrays_of(ops: list[TraceOp], images: np.ndarray) -> OpArrays:
     fixed["num_outputs"] = [len(op.outputs) for op in ops]
     fixed["num_scalar_args"] = [op.num_scalar_args for op in ops]
     fixed["grad_enabled"] = [op.grad_enabled for op in ops]
-    fixed["op_flags"] = [pack_op_flags(op.inference_mode, op.is_mutable, op.training_phase,
-                                       op.torch_function) for op in ops]
+    fixed["op_flags"] = [op.op_flags for op in ops]
     fixed["kernel_id"] = [op.kernel_id for op in ops]
     scalars = [v for op in ops for v in
                (op.scalar_args or [0] * op.num_scalar_args)[:op.num_scalar_args]]
@@ -194,7 +197,7 @@ def _ids_ok(ids, n: int) -> bool:
     return not ids or (min(ids) >= 0 and max(ids) <= NONE32)
 
 
-def fast_ops(wire_ops: list, errata: frozenset[str]
+def fast_ops(wire_ops: list, errata: frozenset[str], need_hash: bool = True
              ) -> tuple[list[TraceOp], np.ndarray, int | None] | None:
     """The ops of a region's wire form with their metas parsed column at a time, and the
     content hash (by the numba chain, unless an erratum of it is on): None wherever the input
@@ -213,9 +216,7 @@ def fast_ops(wire_ops: list, errata: frozenset[str]
         op.inputs, op.outputs = [None] * nin, [None] * nout
         for k in _TENSORS[2:]:
             setattr(op, k, o.get(k))
-        if op.training_phase > 3 or max(nin, nout) > 0xFFFF or (
-                op.scalar_args is not None and len(op.scalar_args) < op.num_scalar_args):
-            return None
+        check_op(op, "op")
         nins.append(nin)
         metas += [*o.get("inputs", []), *o.get("outputs", [])]
         ops.append(op)
@@ -223,13 +224,13 @@ def fast_ops(wire_ops: list, errata: frozenset[str]
     grid = encode_columns(TENSOR_META, metas) if metas else \
         np.zeros((0, len(table.offsets)), dtype=np.uint64)
     images = scatter(grid, table.offsets, table.sizes, META_SIZE)
-    if {E8_3, E8_4} & errata:
+    if not need_hash or {E8_3, E8_4} & errata:
         return ops, images, None
-    starts = _offsets([len(op.inputs) + len(op.outputs) for op in ops])[:-1]
+    starts = offsets([len(op.inputs) + len(op.outputs) for op in ops])[:-1]
     rows = np.array([a + j for a, n in zip(starts.tolist(), nins, strict=True)
                      for j in range(n)], dtype=np.int64)
     picked = grid[rows]
-    if len(rows) and int(picked[:, NDIM].max()) > 8:
+    if len(rows) and int(picked[:, NDIM].max()) > MAX_DIMS:
         return None
     return ops, images, chain_hash(ops, nins, picked)
 
@@ -242,18 +243,12 @@ def chain_hash(ops: list[TraceOp], nins: list[int], grid: np.ndarray) -> int:
         (grid[:, DTYPE + 2] & byte) << np.uint64(16)
     out = np.empty(1, dtype=np.uint64)
     content_into(np.array([0, len(ops)], dtype=np.int64),
-                 np.array([op.schema_hash for op in ops], dtype=np.uint64), _offsets(nins),
-                 _offsets([len(s) for s in scalars]), grid[:, NDIM].astype(np.int64),
+                 np.array([op.schema_hash for op in ops], dtype=np.uint64), offsets(nins),
+                 offsets([len(s) for s in scalars]), grid[:, NDIM].astype(np.int64),
                  np.ascontiguousarray(grid[:, 0:8]), np.ascontiguousarray(grid[:, 8:16]),
                  packed, np.array([v for s in scalars for v in s], dtype=np.int64).view(
                      np.uint64), DIMMIX, out)
     return int(out[0])
-
-
-def _offsets(counts: list[int]) -> np.ndarray:
-    out = np.zeros(len(counts) + 1, dtype=np.int64)
-    np.cumsum(counts, out=out[1:])
-    return out
 
 
 def prepare_one(wire, errata: frozenset[str]) -> tuple[bytes, OpArrays]:
@@ -262,7 +257,7 @@ def prepare_one(wire, errata: frozenset[str]) -> tuple[bytes, OpArrays]:
     fast = None
     if isinstance(wire, dict) and isinstance(wire.get("ops"), list):
         try:
-            fast = fast_ops(wire["ops"], errata)
+            fast = fast_ops(wire["ops"], errata, "content_hash" not in wire)
         except InvalidInput:  # the spec's reader names the field
             fast = None
     if fast is None or (fast[2] is None and "content_hash" not in wire):
@@ -272,18 +267,12 @@ def prepare_one(wire, errata: frozenset[str]) -> tuple[bytes, OpArrays]:
     else:
         ops, images, content = fast
         given = {"content_hash": wire.get("content_hash", content), "ops": []}
-        if "merkle_hash" not in wire:
-            given["merkle_hash"] = chained(_word(given["content_hash"]), 0)
         if "first_op_schema" not in wire:
             given["first_op_schema"] = ops[0].schema_hash if ops else 0
         r = region_from_wire(wire | given, errata)
     head = bytearray(encode_region(replace(r, ops=[])))
     head[HEADER_SIZE:HEADER_SIZE + 4] = len(ops).to_bytes(4, "little")
     return bytes(head), arrays_of(ops, images)
-
-
-def _word(v) -> int:
-    return int(v, 16) if isinstance(v, str) else int(v)
 
 
 def prepare_encode(region, errata=NO_ERRATA) -> list[tuple[bytes, OpArrays]]:
@@ -346,15 +335,15 @@ def ops_wire(a: OpArrays) -> list[dict]:
     out, m, s, k = [], 0, 0, 0
     for i in range(len(f)):
         nin, nout, nsa = (cols[c][i] for c in ("num_inputs", "num_outputs", "num_scalar_args"))
-        flags = cols["op_flags"][i]
+        inference, mutable, phase, torch_function = unpack_op_flags(cols["op_flags"][i])
         out.append({
             **{h: f"0x{cols[h][i]:016x}" for h in ("schema_hash", "shape_hash", "scope_hash",
                                                    "callsite_hash")},
             "inputs": metas[m:m + nin], "outputs": metas[m + nin:m + nin + nout],
             "scalar_args": scalars[s:s + nsa] if nsa else None, "num_scalar_args": nsa,
-            "grad_enabled": cols["grad_enabled"][i] == 1, "inference_mode": bool(flags & 1),
-            "is_mutable": bool(flags & 2), "torch_function": bool(flags & 0x10),
-            "kernel_id": cols["kernel_id"][i], "training_phase": (flags >> 2) & 3,
+            "grad_enabled": cols["grad_enabled"][i] == 1, "inference_mode": bool(inference),
+            "is_mutable": bool(mutable), "torch_function": bool(torch_function),
+            "kernel_id": cols["kernel_id"][i], "training_phase": phase,
             "input_trace_indices": ids[k:k + nin] if nin else None,
             "input_slot_ids": ids[k + nin:k + 2 * nin] if nin else None,
             "output_slot_ids": ids[k + 2 * nin:k + 2 * nin + nout] if nout else None})

@@ -1,8 +1,8 @@
 """numba kernels for chapter 17: Philox4x32-10 blocks, the float conversions and Box-Muller.
 
 Serial loops into preallocated outputs (design §7: `prange` stops LLVM vectorising the
-10 unrolled rounds across elements). Words are carried in uint64 so every 32x32 product is
-one widening multiply; the high half is `p >> 32`, the low half `p & 0xFFFFFFFF`.
+10 unrolled rounds across elements). The block is the shared `bits.philox4x32` on
+uint64-held words.
 """
 
 from __future__ import annotations
@@ -12,36 +12,16 @@ import math
 import numpy as np
 from numba import njit
 
-from ...spec.philox import CLAMP_FROM, E17_1, F32_BELOW_ONE_BITS, M0, M1, ROUNDS, TWO_POW_M32
-from ...spec.philox import W0 as _W0
-from ...spec.philox import W1 as _W1
+from ...spec.philox import CLAMP_FROM, E17_1, F32_BELOW_ONE_BITS, TWO_PI_F32, TWO_POW_M32
 from ...spec.registry import kernel
+from ..bits import BYTE, FNV_OFFSET_U64, M32, S32, fnv1a_step, philox4x32
 
-LO = np.uint64(0xFFFFFFFF)
-S32 = np.uint64(32)
-M0_U64 = np.uint64(M0)
-M1_U64 = np.uint64(M1)
-W0_U64 = np.uint64(_W0)
-W1_U64 = np.uint64(_W1)
 CLAMP_U32 = np.uint32(CLAMP_FROM)
 BELOW_ONE_F32 = np.uint32(F32_BELOW_ONE_BITS).view(np.float32)
 SCALE_F32 = np.float32(TWO_POW_M32)
 SCALE_F64 = np.float64(TWO_POW_M32)
-TWO_PI_F32 = np.float32(6.2831853071795864)
 ONE_F32 = np.float32(1.0)
 MINUS_TWO_F32 = np.float32(-2.0)
-
-
-@njit(cache=True, inline="always")
-def block(c0, c1, c2, c3, k0, k1):
-    """Ten rounds on uint64-held words; returns the four output words."""
-    for _ in range(ROUNDS):
-        p0 = M0_U64 * c0
-        p1 = M1_U64 * c2
-        c0, c1, c2, c3 = ((p1 >> S32) ^ c1 ^ k0, p1 & LO, (p0 >> S32) ^ c3 ^ k1, p0 & LO)
-        k0 = (k0 + W0_U64) & LO
-        k1 = (k1 + W1_U64) & LO
-    return c0, c1, c2, c3
 
 
 @njit(cache=True)
@@ -49,9 +29,9 @@ def block_into(ctr, key, out):
     """out[4i:4i + 4] = generate(ctr[4i:4i + 4], key[2i:2i + 2]) on flat word arrays (flat
     indexing vectorises; row-and-column indexing ran at half the speed)."""
     for i in range(out.size // 4):
-        r0, r1, r2, r3 = block(np.uint64(ctr[4 * i]), np.uint64(ctr[4 * i + 1]),
-                               np.uint64(ctr[4 * i + 2]), np.uint64(ctr[4 * i + 3]),
-                               np.uint64(key[2 * i]), np.uint64(key[2 * i + 1]))
+        r0, r1, r2, r3 = philox4x32(np.uint64(ctr[4 * i]), np.uint64(ctr[4 * i + 1]),
+                                    np.uint64(ctr[4 * i + 2]), np.uint64(ctr[4 * i + 3]),
+                                    np.uint64(key[2 * i]), np.uint64(key[2 * i + 1]))
         out[4 * i], out[4 * i + 1], out[4 * i + 2], out[4 * i + 3] = r0, r1, r2, r3
 
 
@@ -60,17 +40,18 @@ def offset_into(offset, key, out):
     """out[4i:4i + 4] = generate(offset[i], key[i]) for u64 offsets and keys."""
     for i in range(offset.size):
         o, k = offset[i], key[i]
-        r0, r1, r2, r3 = block(o & LO, o >> S32, np.uint64(0), np.uint64(0), k & LO, k >> S32)
+        r0, r1, r2, r3 = philox4x32(o & M32, o >> S32, np.uint64(0), np.uint64(0),
+                                    k & M32, k >> S32)
         out[4 * i], out[4 * i + 1], out[4 * i + 2], out[4 * i + 3] = r0, r1, r2, r3
 
 
 @njit(cache=True)
 def stream_into(start, key, out):
     """The raw stream of one key: out[4j:4j + 4] = generate(start + j, key), out.size % 4 == 0."""
-    k0, k1 = key & LO, key >> S32
+    k0, k1 = key & M32, key >> S32
     for j in range(out.size // 4):
         o = start + np.uint64(j)
-        r0, r1, r2, r3 = block(o & LO, o >> S32, np.uint64(0), np.uint64(0), k0, k1)
+        r0, r1, r2, r3 = philox4x32(o & M32, o >> S32, np.uint64(0), np.uint64(0), k0, k1)
         out[4 * j], out[4 * j + 1], out[4 * j + 2], out[4 * j + 3] = r0, r1, r2, r3
 
 
@@ -100,12 +81,11 @@ def box_muller_into(a, b, n0, n1):
 @njit(cache=True)
 def op_key_into(master, op_index, content, out):
     """FNV-1a 64 of the 24 little-endian bytes (master, op_index as u64, content)."""
-    prime = np.uint64(0x100000001B3)
     for i in range(out.size):
-        h = np.uint64(0xCBF29CE484222325)
+        h = FNV_OFFSET_U64
         for v in (master[i], np.uint64(op_index[i]), content[i]):
             for s in range(8):
-                h = (h ^ ((v >> np.uint64(8 * s)) & np.uint64(0xFF))) * prime
+                h = fnv1a_step(h, (v >> np.uint64(8 * s)) & BYTE)
         out[i] = h
 
 

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ...spec.build_trace import E6_5, MIN_SCRATCH_SLOT_CAP
+from ...spec.build_trace import E6_5, slot_caps
 from ...spec.iteration_detector import E7_1
 from ...spec.pipeline import Window, iteration_windows
 from ...spec.pipeline_ops import region_summary
@@ -41,13 +41,6 @@ class FastRun:
     retained: int
 
 
-def _cap(a: TraceArrays, scratch: int) -> tuple[int, int]:
-    """(slot cap, new scratch size) of the spec's slot_cap / slot_cap_max, from the counts."""
-    total_out, total = int(a.n_out.sum()), int(a.n_in.sum() + a.n_out.sum())
-    grown = max(scratch, MIN_SCRATCH_SLOT_CAP, total_out + 1024)
-    return min(grown, max(256, total)), grown
-
-
 def run_arrays(a: TraceArrays, errata: frozenset[str] = frozenset(),
                progress=None) -> FastRun:
     """The pipeline over a whole trace in arrays; `progress(done_ops, total_ops)` after each
@@ -63,7 +56,7 @@ def run_arrays(a: TraceArrays, errata: frozenset[str] = frozenset(),
         if ((part.meta_start < 0) & (part.n_in + part.n_out > 0)).any():
             run.skipped.append(w)
             continue
-        cap, scratch = _cap(part, scratch)
+        cap, scratch = slot_caps(int(part.n_in.sum()), int(part.n_out.sum()), scratch)
         built = build_arrays(part, errata, cap if E6_5 in errata else -1)
         s = built.slots
         offsets, pool = plan_arrays(s[:, 0].astype(np.uint64), s[:, 1], s[:, 2],

@@ -8,7 +8,7 @@ from numba import njit
 
 from ...spec.registry import kernel
 from ...spec.replay_ops import engine_region, engine_result, stream_from_wire
-from ...spec.replay_region import E11_1, Guard, checked_levels
+from ...spec.replay_region import E11_1, GUARD_KEYS, STREAM_FIELDS, Guard, checked_levels
 
 
 @njit(cache=True)
@@ -48,8 +48,7 @@ def _guards(guards) -> np.ndarray:
     return out
 
 
-_KEYS = ("schema_hash", "shape_hash", "scope_hash", "callsite_hash")
-_ALLOWED = frozenset(_KEYS) | {"inputs", "outputs", "scalars", "op_flags", "grad_enabled"}
+_ALLOWED = frozenset(GUARD_KEYS) | STREAM_FIELDS
 
 
 def _column(stream: list, key: str) -> np.ndarray:
@@ -69,7 +68,7 @@ def guard_array(ops) -> np.ndarray:
     if not isinstance(ops, list) or any(o.keys() - _ALLOWED for o in ops):
         raise ValueError(ops)
     out = np.zeros((len(ops), 4), dtype=np.uint64)
-    for k, key in enumerate(_KEYS):
+    for k, key in enumerate(GUARD_KEYS):
         out[:, k] = _column(ops, key)
     return out
 
@@ -91,7 +90,7 @@ def engine_one(region, stream, errata: frozenset[str]) -> dict:
     engine_run(_guards(guards), ops, len(checked_levels(errata)), statuses, positions, counts)
     statuses_, positions_ = statuses.tolist(), positions.tolist()
     first = statuses_.index(1) if counts[1] else None
-    got = [Guard(*map(int, ops[first]))] if first is not None else []
+    got = Guard(*map(int, ops[first])) if first is not None else None
     return engine_result(guards, got, statuses_, positions_, int(counts[0]), int(counts[1]),
                          errata, first)
 

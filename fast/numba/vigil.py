@@ -10,17 +10,18 @@ from numba import njit
 
 from ...spec.cipher import E18_5, Cipher
 from ...spec.crucible_context import E11_3
+from ...spec.region_cache import CAP
 from ...spec.registry import REGISTRY, kernel
 from ...spec.replay_region import E11_1, Guard
 from ...spec.schema import HASH64
-from ...spec.transaction import E18_9
+from ...spec.transaction import E18_9, TXLOG_CAPACITY
+from ...spec.types import NONE32
 from ...spec.vigil import ALIGNMENT_K, E11_2, E11_5, E11_6, cdag_of, region_of
 from ...spec.vigil_ops import call_name, load_regions, parse_stream, region_indices
 from .replay import guard_array
 
-NONE = np.int64(4294967295)
-CAP = 8
-TX_CAP = 16
+NONE = np.int64(NONE32)
+TX_CAP = TXLOG_CAPACITY
 # scalar state: S[...]
 CTX_MODE, MODE, STEP, PENDING, ALIGNING, ALIGN_POS, RESET, ITERS, DIVERGED_N, ACTIVE, \
     ENGINE_R, CURSOR, CURRENT, POOL_BYTES, C_HEAD, C_COUNT, TX_HEAD, TX_ACTIVE, N_EVENTS, \
@@ -338,14 +339,12 @@ def vigil_run(kinds, items, pub_start, pub_ids, n_first, R, guards, has_plan, co
                             _register_externals(alt, R, SL, slot_ext, IN, in_ids, in_null,
                                                 in_ptr, kind, val)
                             status = _ctx_advance(S, R, guards, items, at, levels)
-                            if status != 1:
-                                switched = True
-                                action, op_index = 1, S[CURSOR]
-                                S[N_MIG] = S[TENTATIVE] if div_pos > 0 else S[N_MIG]
-                                S[EVENT] = EV_SWITCHED
-                    if not switched:
-                        if S[CTX_MODE] == 1:
-                            _deactivate(S, kind)
+                            switched = True  # alt's op at div_pos has this op's guard
+                            action, op_index = 1, S[CURSOR]
+                            S[N_MIG] = S[TENTATIVE] if div_pos > 0 else S[N_MIG]
+                            S[EVENT] = EV_SWITCHED
+                    if not switched:  # the context is still compiled
+                        _deactivate(S, kind)
                         S[MODE] = 0 if flags[FLAG_E11_2] else 2
                         S[RESET] = 1
                         S[EVENT] = EV_FALLBACK
@@ -389,7 +388,7 @@ def vigil_run(kinds, items, pub_start, pub_ids, n_first, R, guards, has_plan, co
             S[N_EVENTS] += 1
 
 
-def _ragged(lists, null_value=NONE):
+def _ragged(lists):
     starts = np.zeros(len(lists) + 1, dtype=np.int64)
     starts[1:] = np.cumsum([len(x or []) for x in lists])
     flat = np.array([v for x in lists for v in (x or [])], dtype=np.int64)
@@ -435,10 +434,12 @@ def vigil_one(regions, recordings, published, stream, handles, cipher, errata) -
     rs = load_regions(regions, recordings, errata)
     kinds, stream_g, lists = fast_items(stream, len(rs))
     n, calls = len(rs), bool((kinds >= 2).any())
-    storable = np.array([calls and Cipher().store(cdag_of(r), errata) != 0 for r in rs],
-                        dtype=np.uint8)
+    cdags = [cdag_of(r) for r in rs] if calls else []
+    storable = np.zeros(n, dtype=np.uint8)
+    if cipher:
+        storable[:len(cdags)] = [Cipher().store(d, errata) != 0 for d in cdags]
     if (kinds == ITEM_KINDS["load"]).any():
-        rs = rs + [region_of(cdag_of(r), r.rid) for r in rs]
+        rs = rs + [region_of(d, r.rid) for d, r in zip(cdags, rs, strict=True)]
     first = list(range(n)) if published is None else region_indices(published, n,
                                                                "args.published")
     ops = [op for r in rs for op in r.ops]
@@ -471,7 +472,7 @@ def vigil_one(regions, recordings, published, stream, handles, cipher, errata) -
     hn = m * per_op + 1
     h_at, h_side, h_slot, h_kind = (np.zeros(hn, dtype=np.int64) for _ in range(4))
     h_val = np.zeros(hn, dtype=np.uint64)
-    c_region = np.full(8, -1, dtype=np.int64)
+    c_region = np.full(CAP, -1, dtype=np.int64)
     tx_status = np.zeros(TX_CAP, dtype=np.int64)
     tx_region = np.full(TX_CAP, -1, dtype=np.int64)
     tx_step = np.zeros(TX_CAP, dtype=np.int64)
@@ -517,7 +518,7 @@ def vigil_one(regions, recordings, published, stream, handles, cipher, errata) -
             "ctx_mode": int(S[CTX_MODE]), "mode": int(S[MODE]),
             "compiled_iterations": int(S[ITERS]), "diverged_count": int(S[DIVERGED_N]),
             "active_region": None if S[ACTIVE] < 0 else int(S[ACTIVE]) % n,
-            "region_cache": [int(c_region[(head - 1 - i) & 7]) % n for i in range(count)],
+            "region_cache": [int(c_region[(head - 1 - i) & (CAP - 1)]) % n for i in range(count)],
             "step": int(S[STEP]), "reset_requested": bool(S[RESET]),
             "active_tx_region": int(tx_region[txa]) if txa >= 0 and tx_status[txa] == 3
             else None,
