@@ -4,9 +4,9 @@ is a list of queries; a model obligation is a list of spec machines to explore."
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import hashlib
-import inspect
 import multiprocessing
 import time
 from collections.abc import Callable, Iterable
@@ -18,10 +18,11 @@ import z3
 
 from .. import spec as spec_package
 from ..spec.machine import Machine
-from ..spec.registry import REGISTRY, Obligation, po_sort_key
-from . import cache
+from ..spec.registry import REGISTRY, SAME_SUBJECT, Obligation, po_sort_key
+from . import cache, patch
+from .evidence import check_contract, check_property
 from .model import explore
-from .obligation import Query
+from .obligation import DEFAULT_RLIMIT, Contract, Property, Query
 
 PROVED, REFUTED, UNKNOWN, ERROR = "proved", "refuted", "unknown", "error"
 KILLED, SURVIVED = "killed", "survived"
@@ -37,6 +38,7 @@ class QueryOutcome:
     cached: bool
     model: str | None = None
     states: int | None = None
+    rlimit: int | None = None
 
 
 @dataclass
@@ -72,12 +74,14 @@ class Outcome:
 
 @dataclass(frozen=True)
 class Settings:
-    """How to run: cache location and use, a timeout override, parallel jobs."""
+    """How to run: cache location and use, a wall-time override, parallel jobs, and extra
+    key material for cached non-z3 checks (a bug planted by `mutate`)."""
 
     cache_root: Path
     use_cache: bool = True
     timeout_s: float | None = None
     jobs: int = 1
+    variant: str = ""
 
 
 def z3_version() -> str:
@@ -109,21 +113,28 @@ def free_constants(formula) -> list:
 
 
 def check_query(q: Query, timeout_s: float, settings: Settings) -> QueryOutcome:
-    """Solve one query, or answer it from the cache."""
-    solver = z3.Solver()
-    solver.set("timeout", max(1, int(timeout_s * 1000)))
-    solver.add(q.formula)
+    """Solve one query in a context of its own within its resource budget (rlimit, so the
+    answer does not depend on load; `timeout_s` of wall time is only a safety net), or answer
+    it from the cache. The cache entry records the z3 version and the resources used."""
     key = cache.query_key(canonical_smt2(q.formula), q.expect, z3_version())
     if settings.use_cache:
         hit = cache.load(settings.cache_root, key)
         if hit is not None:
-            return QueryOutcome(q.label, hit["status"], hit["seconds"], True, hit.get("model"))
+            return QueryOutcome(q.label, hit["status"], hit["seconds"], True, hit.get("model"),
+                                rlimit=hit.get("rlimit"))
+    ctx = z3.Context()
+    solver = z3.Solver(ctx=ctx)
+    solver.set("rlimit", q.rlimit or DEFAULT_RLIMIT)
+    solver.set("timeout", max(1, int(timeout_s * 1000)))
+    solver.add(q.formula.translate(ctx))
     start = time.perf_counter()
     answer = solver.check()
     seconds = round(time.perf_counter() - start, 4)
+    used = int(solver.statistics().get_key_value("rlimit count"))
     model = None
     if answer == z3.unknown:
         status = UNKNOWN
+        model = f"{solver.reason_unknown()} after {used} resource units"
     else:
         found = answer == z3.sat
         status = PROVED if found == (q.expect == "sat") else REFUTED
@@ -131,54 +142,94 @@ def check_query(q: Query, timeout_s: float, settings: Settings) -> QueryOutcome:
             model = str(solver.model())[:600]
     if status != UNKNOWN and settings.use_cache:
         cache.store(settings.cache_root, key, {"status": status, "seconds": seconds,
-                                               "model": model})
-    return QueryOutcome(q.label, status, seconds, False, model)
+                                               "model": model, "rlimit": used,
+                                               "z3": z3_version()})
+    return QueryOutcome(q.label, status, seconds, False, model, rlimit=used)
+
+
+SOURCE_ROOTS = (Path(spec_package.__file__).parent, Path(__file__).parent)
 
 
 @functools.cache
-def spec_digest() -> str:
-    """sha256 of every module of spec/: the code a machine's steps can run."""
+def source_digest(*roots: Path) -> str:
+    """sha256 of every module under `roots` (default: spec/ and proofs/): the code an
+    obligation's checks can read, whatever module it lives in."""
     h = hashlib.sha256()
-    for path in sorted(Path(spec_package.__file__).parent.glob("*.py")):
-        h.update(path.name.encode() + b"\0" + path.read_bytes() + b"\0")
+    for root in roots or SOURCE_ROOTS:
+        for path in sorted(root.glob("*.py")):
+            h.update(f"{root.name}/{path.name}".encode() + b"\0" + path.read_bytes() + b"\0")
     return h.hexdigest()
 
 
-def check_machine(m: Machine, settings: Settings, variant: str = "") -> QueryOutcome:
-    """Explore every interleaving of a spec machine, or answer from the cache (keyed by the
-    variant checked (obligation and mutant), the machine's name, initial state, the source of
-    the module that defines its steps and every spec module, which the steps may call)."""
-    source = inspect.getsource(inspect.getmodule(m.steps))
-    key = cache.query_key(f"{variant}\n{m.name}\n{m.initial!r}\n{source}\n{spec_digest()}",
-                          "model", "explore-2")
+EVIDENCE_VERSION = "evidence-3"
+
+
+def _evidence_key(kind: str, variant: str, label: str, settings: Settings) -> str:
+    """Cache key of a check that is not a z3 query: what is checked (obligation, mutant,
+    planted edit, check label) and the digest of every spec and proofs module."""
+    return cache.query_key(f"{variant}\n{settings.variant}\n{label}\n{source_digest()}",
+                           kind, EVIDENCE_VERSION)
+
+
+def _cached(kind: str, variant: str, label: str, settings: Settings,
+            compute: Callable[[], QueryOutcome]) -> QueryOutcome:
+    key = _evidence_key(kind, variant, label, settings)
     if settings.use_cache:
         hit = cache.load(settings.cache_root, key)
         if hit is not None:
-            return QueryOutcome(m.name, hit["status"], hit["seconds"], True, hit.get("model"),
+            return QueryOutcome(label, hit["status"], hit["seconds"], True, hit.get("model"),
                                 hit.get("states"))
-    start = time.perf_counter()
-    found = explore(m)
-    seconds = round(time.perf_counter() - start, 4)
-    status = PROVED if found.violation is None else REFUTED
-    trace = None if found.violation is None else \
-        f"{found.violation} after: {' ; '.join(found.trace or [])}"[:1500]
-    if settings.use_cache:
-        cache.store(settings.cache_root, key, {"status": status, "seconds": seconds,
-                                               "model": trace, "states": found.states})
-    return QueryOutcome(m.name, status, seconds, False, trace, found.states)
+    out = compute()
+    if settings.use_cache and out.status in (PROVED, REFUTED):
+        cache.store(settings.cache_root, key, {"status": out.status, "seconds": out.seconds,
+                                               "model": out.model, "states": out.states})
+    return out
+
+
+def check_machine(m: Machine, settings: Settings, variant: str = "") -> QueryOutcome:
+    """Explore every interleaving of a spec machine, or answer from the cache."""
+
+    def compute() -> QueryOutcome:
+        start = time.perf_counter()
+        found = explore(m)
+        seconds = round(time.perf_counter() - start, 4)
+        status = PROVED if found.violation is None else REFUTED
+        trace = None if found.violation is None else \
+            f"{found.violation} after: {' ; '.join(found.trace or [])}"[:1500]
+        return QueryOutcome(m.name, status, seconds, False, trace, found.states)
+
+    return _cached("model", variant, f"{m.name}\n{m.initial!r}", settings, compute)
+
+
+def check_evidence(item: Property | Contract, settings: Settings, variant: str
+                   ) -> QueryOutcome:
+    """Check a property or a contract, or answer from the cache."""
+
+    def compute() -> QueryOutcome:
+        start = time.perf_counter()
+        found = check_property(item) if isinstance(item, Property) else check_contract(item)
+        seconds = round(time.perf_counter() - start, 4)
+        status = PROVED if found.counterexample is None else REFUTED
+        return QueryOutcome(item.label, status, seconds, False, found.counterexample,
+                            found.tried)
+
+    kind = "property" if isinstance(item, Property) else "contract"
+    return _cached(kind, variant, item.label, settings, compute)
 
 
 def check_obligation(po: Obligation, mutant: str | None, settings: Settings) -> Outcome:
-    """Check `po` on its own subject, or on the subject of its mutant named `mutant`."""
-    subject = po.subject if mutant is None else _mutant(po, mutant).subject
+    """Check `po` on its own subject, or with its mutant `mutant`: a replaced subject, or a
+    bug planted in the spec's own code for the duration of the check."""
     start = time.perf_counter()
     try:
-        if po.kind == "model":
-            variant = f"{po.id} mutant {mutant}" if mutant else po.id
-            queries = [check_machine(m, settings, variant) for m in po.build(subject)]
-        else:
-            queries = [check_query(q, settings.timeout_s or po.timeout_s, settings)
-                       for q in po.build(subject)]
+        m = None if mutant is None else _mutant(po, mutant)
+        subject = po.subject if m is None or m.subject is SAME_SUBJECT else m.subject
+        variant = po.id if m is None else \
+            f"{po.id} mutant {m.name} {m.old!r}->{m.new!r}#{m.occurrence}"
+        planted = contextlib.nullcontext() if m is None or m.target is None else \
+            patch.edited(m.target, m.old, m.new, m.occurrence)
+        with planted:
+            queries = _check_items(po, subject, settings, variant)
     except Exception as e:  # a broken obligation is reported, never crashes the run
         return Outcome(po.id, po.statement, po.kind, mutant, ERROR,
                        round(time.perf_counter() - start, 4), False,
@@ -188,6 +239,16 @@ def check_obligation(po: Obligation, mutant: str | None, settings: Settings) -> 
     return Outcome(po.id, po.statement, po.kind, mutant, status,
                    round(time.perf_counter() - start, 4),
                    bool(queries) and all(q.cached for q in queries), queries)
+
+
+def _check_items(po: Obligation, subject, settings: Settings, variant: str
+                 ) -> list[QueryOutcome]:
+    items = po.build(subject)
+    if po.kind == "model":
+        return [check_machine(m, settings, variant) for m in items]
+    if po.kind in ("property", "contract"):
+        return [check_evidence(i, settings, variant) for i in items]
+    return [check_query(q, settings.timeout_s or po.timeout_s, settings) for q in items]
 
 
 def _mutant(po: Obligation, name: str):

@@ -62,13 +62,31 @@ class Op:
         return self.domain() if self.domain else self.args.strategy()
 
 
+SAME_SUBJECT = object()
+"""A mutant's subject when the bug is planted in the spec's own code (an edit)."""
+
+
 @dataclass(frozen=True)
 class Mutant:
-    """A plausible bug in the subject of a proof obligation; the obligation must fail on it."""
+    """A plausible bug in the subject of a proof obligation; the obligation must fail on it.
+
+    Either `subject` replaces the obligation's subject, or (an edit) the source text `old`
+    of the spec function `target` is replaced by `new` in place while the obligation checks
+    its own subject; `Mutant.edit` builds the second kind."""
 
     name: str
     description: str
-    subject: Any
+    subject: Any = SAME_SUBJECT
+    target: Callable | None = None
+    old: str = ""
+    new: str = ""
+    occurrence: int = 1
+
+    @classmethod
+    def edit(cls, name: str, description: str, target: Callable, old: str, new: str,
+             occurrence: int = 1) -> Mutant:
+        """The bug `old` -> `new` (the `occurrence`-th match) in `target`'s own source."""
+        return cls(name, description, SAME_SUBJECT, target, old, new, occurrence)
 
 
 @dataclass(frozen=True)

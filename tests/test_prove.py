@@ -77,5 +77,5 @@ def test_a_cached_exploration_is_not_reused_once_the_spec_changes(settings, monk
         REGISTRY.obligations["PO11.5"].subject)))
     first = runner.check_machine(machine, settings, "PO11.5")
     assert not first.cached and runner.check_machine(machine, settings, "PO11.5").cached
-    monkeypatch.setattr(runner, "spec_digest", lambda: "another spec")
+    monkeypatch.setattr(runner, "source_digest", lambda: "another spec")
     assert not runner.check_machine(machine, settings, "PO11.5").cached

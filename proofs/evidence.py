@@ -1,0 +1,75 @@
+"""Checking the two kinds of obligation that are not z3 queries or machines: properties
+(every case of an enumeration, or seeded hypothesis draws) and crosshair contracts. Each
+returns its status, a short counterexample text and the number of cases or paths tried."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from hypothesis import HealthCheck, Phase, find, settings
+from hypothesis.errors import NoSuchExample
+
+from .obligation import Contract, Property
+
+
+@dataclass(frozen=True)
+class Evidence:
+    """What one check found: `counterexample` is None when the property or contract held."""
+
+    counterexample: str | None
+    tried: int
+    confirmed: bool = False
+
+
+def _fails(check, case) -> str | None:
+    """None when `check(case)` holds, else why not."""
+    try:
+        check(case)
+    except Exception as e:  # any exception in a spec function under check is a violation
+        return f"{type(e).__name__}: {e}"[:400]
+    return None
+
+
+def check_property(p: Property) -> Evidence:
+    """Every enumerated case, or `examples` derandomized draws with shrinking."""
+    if p.cases is not None:
+        tried = 0
+        for case in p.cases():
+            tried += 1
+            why = _fails(p.check, case)
+            if why is not None:
+                return Evidence(f"{case!r}: {why}"[:1500], tried)
+        return Evidence(None, tried, confirmed=True)
+    tried = 0
+
+    def violated(case) -> bool:
+        nonlocal tried
+        tried += 1
+        return _fails(p.check, case) is not None
+
+    config = settings(max_examples=p.examples, derandomize=True, database=None, deadline=None,
+                      phases=(Phase.explicit, Phase.generate, Phase.shrink),
+                      suppress_health_check=list(HealthCheck), report_multiple_bugs=False)
+    try:
+        case = find(p.strategy(), violated, settings=config)
+    except NoSuchExample:
+        return Evidence(None, tried)
+    return Evidence(f"{case!r}: {_fails(p.check, case)}"[:1500], tried)
+
+
+def check_contract(c: Contract) -> Evidence:
+    """crosshair's symbolic search over the asserts of `c.fn`, bounded by iterations."""
+    from crosshair.core import run_checkables
+    from crosshair.core_and_libs import AnalysisKind, MessageType, analyze_function
+    from crosshair.options import AnalysisOptionSet
+
+    options = AnalysisOptionSet(analysis_kind=[AnalysisKind.asserts],
+                                max_iterations=c.iterations, per_condition_timeout=c.seconds,
+                                per_path_timeout=max(1.0, c.seconds / 4))
+    messages = list(run_checkables(analyze_function(c.fn, options)))
+    bad = [m for m in messages if m.state not in (MessageType.CONFIRMED,)]
+    if bad:
+        return Evidence("; ".join(f"{m.state.name}: {m.message}" for m in bad)[:1500],
+                        c.iterations)
+    return Evidence(None, c.iterations,
+                    confirmed=any(m.state == MessageType.CONFIRMED for m in messages))
