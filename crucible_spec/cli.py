@@ -11,6 +11,8 @@ from .commands import (
     bench,
     conform,
     errata,
+    lean_coverage,
+    mutate,
     ops,
     oracle,
     prove,
@@ -21,7 +23,8 @@ from .commands import (
 )
 from .commands.common import UsageError
 
-COMMANDS = (ops, prove, serve, conform, vectors, errata, oracle, bench, record, analyze, synth)
+COMMANDS = (ops, prove, mutate, serve, conform, vectors, errata, oracle, bench, record, analyze,
+            synth, lean_coverage)
 
 
 def build_parser() -> argparse.ArgumentParser:

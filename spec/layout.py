@@ -120,6 +120,7 @@ class Struct(CType):
     doc: str = ""
     aliases: tuple[str, ...] = ()
     placed: tuple[Placed, ...] = field(default=(), repr=False)
+    alignas: int = 1
 
     @property
     def offsets(self) -> dict[str, int]:
@@ -174,10 +175,19 @@ class Struct(CType):
         })
 
 
-def struct(name: str, members: list[Member], *, size: int, align: int, chapter: int,
-           doc: str, base: Struct | None = None, alignas: int = 1,
-           aliases: tuple[str, ...] = ()) -> Struct:
-    """Declare a struct; its size and alignment are asserted like a C++ static_assert."""
+@dataclass(frozen=True)
+class Placement:
+    """Where the layout rule puts each member, and the resulting sizeof and alignof."""
+
+    placed: tuple[Placed, ...]
+    size: int
+    align: int
+
+
+def place(members: tuple[Member, ...] | list[Member], base: Struct | None = None,
+          alignas: int = 1) -> Placement:
+    """Each member at the next multiple of its alignment (after the base, if any); alignof is
+    the largest alignment (at least `alignas`); sizeof is the end rounded up to alignof."""
     cursor = base.size if base else 0
     max_align = max(alignas, base.align if base else 1)
     placed = []
@@ -188,11 +198,19 @@ def struct(name: str, members: list[Member], *, size: int, align: int, chapter: 
         cursor += m.ctype.size
         max_align = max(max_align, a)
     total = (cursor + max_align - 1) // max_align * max_align
-    if (total, max_align) != (size, align):
-        raise AssertionError(f"{name}: computed sizeof {total} alignof {max_align}, "
+    return Placement(tuple(placed), total, max_align)
+
+
+def struct(name: str, members: list[Member], *, size: int, align: int, chapter: int,
+           doc: str, base: Struct | None = None, alignas: int = 1,
+           aliases: tuple[str, ...] = ()) -> Struct:
+    """Declare a struct; its size and alignment are asserted like a C++ static_assert."""
+    laid = place(members, base, alignas)
+    if (laid.size, laid.align) != (size, align):
+        raise AssertionError(f"{name}: computed sizeof {laid.size} alignof {laid.align}, "
                              f"declared {size}/{align}")
-    declared = Struct(name, total, max_align, tuple(members), base, chapter, doc, aliases,
-                      tuple(placed))
+    declared = Struct(name, laid.size, laid.align, tuple(members), base, chapter, doc, aliases,
+                      laid.placed, alignas)
     REGISTRY.add_layout(declared)
     return declared
 

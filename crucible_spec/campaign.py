@@ -1,0 +1,178 @@
+"""A mutation campaign on Dask distributed: every mutant is one task, run on a local cluster
+(one single-threaded worker process per core) or on the cluster of a scheduler address.
+Results are appended to a JSON-lines file as they arrive, so an interrupted campaign resumes
+where it stopped; a result is reused only while its function's source is unchanged."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+from collections import Counter, defaultdict
+from collections.abc import Callable, Iterable
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+from . import mutants
+from .proofs import mutation, patch
+
+
+def load_results(path: Path) -> dict[str, mutants.Verdict]:
+    """Mutant id -> its recorded verdict, for every result still valid (source unchanged)."""
+    out: dict[str, mutants.Verdict] = {}
+    if not path.exists():
+        return out
+    for line in path.read_text().splitlines():
+        try:
+            v = mutants.Verdict(**json.loads(line))
+        except (ValueError, TypeError):
+            continue
+        try:
+            current = mutation.source_sha(patch.resolve(v.function))
+        except (patch.PatchError, AttributeError, ImportError, OSError):
+            continue
+        if v.source_sha == current and v.error is None:
+            out[v.id] = v
+    return out
+
+
+def _task(mutant_id: str, deps: mutants.Dependencies, checks: tuple[str, ...], root: str,
+          equivalent: dict[str, str], timeout_s: float) -> dict:
+    """One mutant, on a worker."""
+    from . import load_all
+
+    load_all()
+    return asdict(mutants.evaluate(mutant_id, deps, checks, Path(root), equivalent, timeout_s))
+
+
+def _client(workers: int, scheduler: str | None):
+    from dask.distributed import Client, LocalCluster
+
+    if scheduler:
+        return Client(scheduler)
+    cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
+                           dashboard_address=None, silence_logs=40)
+    return Client(cluster)
+
+
+def run(ids: Iterable[str], *, checks: tuple[str, ...], root: Path, results: Path,
+        equivalent: dict[str, str], workers: int, scheduler: str | None, timeout_s: float,
+        progress: Callable[[str], None]) -> list[mutants.Verdict]:
+    """Evaluate every mutant of `ids` not already in `results`; return all their verdicts."""
+    ids = list(ids)
+    done = load_results(results)
+    todo = [i for i in ids if i not in done]
+    progress(f"{len(ids) - len(todo)} of {len(ids)} mutants already have results")
+    if todo:
+        deps = mutants.build(checks, root, progress)
+        results.parent.mkdir(parents=True, exist_ok=True)
+        start = time.monotonic()
+        client = _client(workers, scheduler)
+        try:
+            from dask.distributed import as_completed
+
+            shared = client.scatter(deps, broadcast=True)
+            futures = [client.submit(_task, i, shared, checks, str(root), equivalent, timeout_s,
+                                     pure=False) for i in todo]
+            with results.open("a") as out:
+                for n, future in enumerate(as_completed(futures), 1):
+                    v = mutants.Verdict(**future.result())
+                    out.write(json.dumps(asdict(v), sort_keys=True) + "\n")
+                    out.flush()
+                    done[v.id] = v
+                    rate = n / max(time.monotonic() - start, 1e-9)
+                    progress(f"[{n}/{len(todo)}] {rate:.2f} mutants/s  {v.status:14} {v.id}")
+        finally:
+            client.close()
+    return [done[i] for i in ids if i in done]
+
+
+@dataclass
+class Row:
+    """Counts for one chapter or function."""
+
+    planted: int = 0
+    equivalent: int = 0
+    error: int = 0
+    prove: int = 0
+    vectors: int = 0
+    tests: int = 0
+    survived: int = 0
+
+    @property
+    def live(self) -> int:
+        """Mutants that are bugs: planted less the equivalent and the unplantable."""
+        return self.planted - self.equivalent - self.error
+
+    @property
+    def killed(self) -> int:
+        return self.prove + self.vectors + self.tests
+
+    def ratio(self, n: int) -> float:
+        return n / self.live if self.live else 1.0
+
+
+def tally(verdicts: Iterable[mutants.Verdict], key: Callable[[mutants.Verdict], object]
+          ) -> dict[object, Row]:
+    rows: dict[object, Row] = defaultdict(Row)
+    for v in verdicts:
+        for k in (key(v), "all"):
+            row = rows[k]
+            row.planted += 1
+            status = v.status
+            if status == "equivalent":
+                row.equivalent += 1
+            elif status == "error":
+                row.error += 1
+            elif status == "survived":
+                row.survived += 1
+            else:
+                stage = status.split(":")[1]
+                setattr(row, stage, getattr(row, stage) + 1)
+    return dict(rows)
+
+
+def table(rows: dict[object, Row], title: str) -> str:
+    head = (f"{title:>8}  planted  equiv  error  by prove  +vectors  +tests  survived  "
+            f"prove%  all%")
+    lines = [head, "-" * len(head)]
+    keys = [*sorted((k for k in rows if k != "all"), key=lambda k: (str(type(k)), k)), "all"]
+    for k in keys:
+        r = rows[k]
+        lines.append(f"{k!s:>8}  {r.planted:7}  {r.equivalent:5}  {r.error:5}  {r.prove:8}  "
+                     f"{r.vectors:8}  {r.tests:6}  {r.survived:8}  "
+                     f"{100 * r.ratio(r.prove):5.1f}  {100 * r.ratio(r.killed):4.1f}")
+    return "\n".join(lines)
+
+
+def report(verdicts: list[mutants.Verdict], wall_s: float) -> dict:
+    """The JSON report: per chapter, per function, every survivor, throughput."""
+    by_chapter = tally(verdicts, lambda v: v.chapter)
+    by_function = tally(verdicts, lambda v: v.function)
+    return {
+        "chapters": {str(k): asdict(r) for k, r in by_chapter.items()},
+        "functions": {str(k): asdict(r) for k, r in sorted(by_function.items(), key=str)},
+        "survivors": sorted(v.id for v in verdicts if v.status == "survived"),
+        "equivalent": {v.id: v.equivalent for v in verdicts if v.equivalent},
+        "errors": {v.id: v.error for v in verdicts if v.error},
+        "kills": dict(Counter(v.killed_by.split(" ")[0] for v in verdicts if v.killed_by)),
+        "wall_s": round(wall_s, 1),
+        "mutants": len(verdicts),
+        "workers": os.cpu_count(),
+    }
+
+
+def progress_printer(tty: bool | None = None) -> Callable[[str], None]:
+    """Progress on stderr: a rewritten line on a terminal, else one line every 20 s."""
+    tty = sys.stderr.isatty() if tty is None else tty
+    last = [0.0]
+
+    def show(message: str) -> None:
+        if tty:
+            print(f"\r{message[:100]}".ljust(102), end="", file=sys.stderr, flush=True)
+        elif time.monotonic() - last[0] > 20:
+            last[0] = time.monotonic()
+            print(message, file=sys.stderr, flush=True)
+
+    return show

@@ -1,0 +1,48 @@
+"""`crucible-spec lean-coverage`: which Lean theorems about the real code the project checks."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+PAPER = Path("papers") / "lean-coverage.md"
+
+
+def run(args: argparse.Namespace) -> int:
+    from ..proofs import lean_coverage as lc
+
+    root = Path.cwd()
+    inv = lc.load()
+    problems = lc.shape_problems(inv) + [f"unknown id {b}" for b in lc.unknown_ids(inv, root)]
+    text = lc.render(inv)
+    paper = root / PAPER
+    if args.check:
+        if not paper.is_file() or paper.read_text() != text:
+            problems.append(f"{PAPER} is not up to date (run crucible-spec lean-coverage)")
+    else:
+        paper.parent.mkdir(parents=True, exist_ok=True)
+        paper.write_text(text)
+    if args.json:
+        print(json.dumps(lc.summary(inv) | {"problems": problems}, indent=2))
+    else:
+        for r in lc.chapter_rows(inv):
+            print(f"chapter {r.chapter:>2}  {r.covered:>3} / {r.theorems:<3} {r.percent:5.1f}%  "
+                  f"{', '.join(r.modules)}")
+        total = lc.scope_total(lc.chapter_rows(inv))
+        print(f"yellowpaper chapters: {total.covered} / {total.theorems} "
+              f"({total.percent:.1f}%)")
+        for p in problems:
+            print(f"problem: {p}")
+    return 1 if problems else 0
+
+
+def add_parser(sub) -> None:
+    p = sub.add_parser("lean-coverage", help="coverage of the Lean theorems by proofs and tests",
+                       description="Map every theorem of the Lean modules that model real C++ "
+                                   "headers to the obligations, vectors, golden groups and tests "
+                                   "that check it, and write papers/lean-coverage.md.")
+    p.add_argument("--check", action="store_true",
+                   help="write nothing; exit 1 if the paper is stale or an id is unknown")
+    p.add_argument("--json", action="store_true", help="machine-readable summary")
+    p.set_defaults(func=run)

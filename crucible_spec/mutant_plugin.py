@@ -1,0 +1,41 @@
+"""pytest plugin of `crucible-spec mutate`: plants the mutant named by $CRUCIBLE_SPEC_MUTANT
+for the whole session, or, with $CRUCIBLE_SPEC_TRACE_TESTS=FILE, records which spec functions
+each test calls and writes {test node id: [functions]} to FILE."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+_session = contextlib.ExitStack()
+_traced: dict[str, list[str]] = {}
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    from . import load_all, mutants
+
+    load_all()
+    _session.enter_context(mutants.planted_from_environment())
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    _session.close()
+    out = os.environ.get("CRUCIBLE_SPEC_TRACE_TESTS")
+    if out:
+        Path(out).write_text(json.dumps(_traced, sort_keys=True))
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_call(item: pytest.Item):
+    if not os.environ.get("CRUCIBLE_SPEC_TRACE_TESTS"):
+        yield
+        return
+    from .mutants import calls
+
+    with calls() as found:
+        yield
+    _traced[item.nodeid] = sorted(found)

@@ -1,0 +1,276 @@
+"""Mutants of the spec (chapter 20): plausible bugs generated from the source of every spec
+function, one syntax-tree edit each, planted in place by proofs/patch.py.
+
+Operators: an arithmetic or bitwise operator swapped (`+`/`-`, `&`/`|`, `^`->`|`, `<<`/`>>`,
+`+=`/`-=`), a comparison bound moved (`<`/`<=`, `>`/`>=`, `==`/`!=`), an integer constant off
+by one, a mask dropped (`x & C` -> `x`), `and`/`or` swapped, a `not` dropped, and two adjacent
+arguments or tuple fields swapped. A mutant's id names the function, the operator and the
+place relative to the function's first line, so ids survive edits elsewhere in the module.
+"""
+
+from __future__ import annotations
+
+import ast
+import copy
+import hashlib
+import importlib
+import inspect
+import types
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+from .. import spec as spec_package
+from .patch import PatchError, compile_function, source_of, unwrap
+
+SPEC_DIR = Path(spec_package.__file__).parent
+
+MODULE_CHAPTERS: dict[str, int] = {
+    "bits": 1, "layout": 1, "types": 2, "arena": 3, "trace_ring": 4, "meta_log": 4,
+    "ring_protocol": 4, "tensor_meta": 5, "tensor_slot": 5, "trace_entry": 5, "vessel": 5,
+    "background_thread": 6, "build_trace": 6, "trace_graph": 6, "pipeline": 6,
+    "iteration_detector": 7, "hashing": 8, "content_hash": 8, "dag": 9, "merkle_dag": 9,
+    "kernel_cache": 9, "memory_plan": 10, "plan_validity": 10, "pool_allocator": 11,
+    "replay_engine": 11, "replay_machines": 11, "replay_region": 11, "crucible_context": 11,
+    "vigil": 11, "philox": 17, "cdag": 18, "crtrace": 18, "cipher": 18, "transaction": 18,
+    "region_cache": 18,
+}
+"""The spec modules that define chapters 1-11, 17 and 18 (wire declarations, schemas and the
+registry are infrastructure, not spec algorithms, and are not mutated)."""
+
+_INPUT_MAKERS = ("random_", "bench", "strategy", "draw_")
+"""Functions that make inputs for benchmarks and tests, not spec behaviour: not mutated."""
+
+_BINOPS = {ast.Add: ast.Sub, ast.Sub: ast.Add, ast.BitAnd: ast.BitOr, ast.BitOr: ast.BitAnd,
+           ast.BitXor: ast.BitOr, ast.LShift: ast.RShift, ast.RShift: ast.LShift}
+_CMPOPS = {ast.Lt: ast.LtE, ast.LtE: ast.Lt, ast.Gt: ast.GtE, ast.GtE: ast.Gt,
+           ast.Eq: ast.NotEq, ast.NotEq: ast.Eq}
+_SYMBOLS = {ast.Add: "+", ast.Sub: "-", ast.BitAnd: "&", ast.BitOr: "|", ast.BitXor: "^",
+            ast.LShift: "<<", ast.RShift: ">>", ast.Lt: "<", ast.LtE: "<=", ast.Gt: ">",
+            ast.GtE: ">=", ast.Eq: "==", ast.NotEq: "!=", ast.And: "and", ast.Or: "or"}
+
+
+@dataclass(frozen=True)
+class Site:
+    """One place an operator applies: the node's index in a walk of the function, what
+    changes there, and the line and column relative to the function's first line."""
+
+    index: int
+    operator: str
+    change: str
+    line: int
+    col: int
+
+
+@dataclass(frozen=True)
+class MutantId:
+    """A generated mutant: the function (module:qualname), its chapter and the site."""
+
+    function: str
+    chapter: int
+    site: Site
+
+    @property
+    def id(self) -> str:
+        s = self.site
+        return f"{self.function}@+{s.line}:{s.col} {s.operator} {s.change}"
+
+
+_NOT_BEHAVIOUR = (ast.Raise, ast.Assert, ast.JoinedStr)
+"""Error messages and internal assertions: no mutation inside them."""
+
+_SYMMETRIC = frozenset({"min", "max", "isinstance", "getattr", "hasattr", "setattr",
+                        "print", "mul_lo", "mul_hi"})
+"""Calls whose swapped arguments are no plausible bug (or no bug at all)."""
+
+
+def _plain(node: ast.AST) -> bool:
+    return isinstance(node, ast.Name | ast.Attribute | ast.Subscript)
+
+
+def _swappable(items: list[ast.AST]) -> Iterator[int]:
+    """Positions i where items i and i+1 are both variables (an argument-order slip)."""
+    for i in range(len(items) - 1):
+        if _plain(items[i]) and _plain(items[i + 1]) and \
+                ast.dump(items[i]) != ast.dump(items[i + 1]):
+            yield i
+
+
+def _walk(tree: ast.AST) -> list[ast.AST]:
+    """Every node of a function body in a fixed depth-first order, docstrings left out; the
+    insides of raise and assert statements and f-strings are visited as single nodes."""
+    out: list[ast.AST] = []
+
+    def visit(node: ast.AST) -> None:
+        out.append(node)
+        if isinstance(node, _NOT_BEHAVIOUR):
+            return
+        for child in ast.iter_child_nodes(node):
+            visit(child)
+
+    fn = tree.body[0]
+    body = fn.body[1:] if ast.get_docstring(fn) is not None else fn.body
+    for stmt in body:
+        visit(stmt)
+    return out
+
+
+def _sites_of(node: ast.AST) -> Iterator[tuple[str, str]]:
+    """(operator, change) for every mutation that applies at `node`."""
+    if isinstance(node, ast.BinOp | ast.AugAssign) and type(node.op) in _BINOPS:
+        old = type(node.op)
+        yield "op", f"{_SYMBOLS[old]}->{_SYMBOLS[_BINOPS[old]]}"
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.BitAnd) and \
+            isinstance(node.right, ast.Constant) and isinstance(node.right.value, int):
+        yield "mask", f"drop & {node.right.value:#x}"
+    if isinstance(node, ast.Compare) and len(node.ops) == 1 and type(node.ops[0]) in _CMPOPS:
+        old = type(node.ops[0])
+        yield "bound", f"{_SYMBOLS[old]}->{_SYMBOLS[_CMPOPS[old]]}"
+    if isinstance(node, ast.Constant) and type(node.value) is int:
+        yield "const", f"{node.value}->{node.value + 1}"
+        if node.value > 0:
+            yield "const", f"{node.value}->{node.value - 1}"
+    if isinstance(node, ast.BoolOp):
+        yield "logic", "and->or" if isinstance(node.op, ast.And) else "or->and"
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
+        yield "logic", "drop not"
+    if isinstance(node, ast.Call) and not (isinstance(node.func, ast.Name | ast.Attribute) and
+                                           _callee(node.func) in _SYMMETRIC):
+        for i in _swappable(node.args):
+            yield "swap", f"args {i},{i + 1}"
+    if isinstance(node, ast.Tuple) and isinstance(node.ctx, ast.Load):
+        for i in _swappable(node.elts):
+            yield "swap", f"fields {i},{i + 1}"
+
+
+def _callee(func: ast.AST) -> str:
+    return func.id if isinstance(func, ast.Name) else func.attr
+
+
+def _apply(node: ast.AST, operator: str, change: str) -> ast.AST:
+    """The replacement of `node` for one mutation."""
+    if operator == "op":
+        node.op = _BINOPS[type(node.op)]()
+    elif operator == "mask":
+        return node.left
+    elif operator == "bound":
+        node.ops = [_CMPOPS[type(node.ops[0])]()]
+    elif operator == "const":
+        node.value = int(change.split("->")[1])
+    elif operator == "logic" and change == "drop not":
+        return node.operand
+    elif operator == "logic":
+        node.op = ast.Or() if isinstance(node.op, ast.And) else ast.And()
+    elif operator == "swap":
+        items = node.args if isinstance(node, ast.Call) else node.elts
+        i, j = map(int, change.split()[1].split(","))
+        items[i], items[j] = items[j], items[i]
+    return node
+
+
+def sites(fn: types.FunctionType) -> list[Site]:
+    """Every mutation site of `fn`, in a fixed order."""
+    tree = ast.parse(source_of(fn).text)
+    first = tree.body[0].lineno
+    out = []
+    for index, node in enumerate(_walk(tree)):
+        if isinstance(node, _NOT_BEHAVIOUR):
+            continue
+        for operator, change in _sites_of(node):
+            out.append(Site(index, operator, change, node.lineno - first, node.col_offset))
+    return out
+
+
+class _Replace(ast.NodeTransformer):
+    def __init__(self, target: ast.AST, replacement: ast.AST) -> None:
+        self.target, self.replacement = target, replacement
+
+    def visit(self, node: ast.AST) -> ast.AST:
+        if node is self.target:
+            return self.replacement
+        return self.generic_visit(node)
+
+
+def mutant_code(fn: types.FunctionType, site: Site) -> types.CodeType:
+    """The code of `fn` with the mutation of `site` applied."""
+    tree = ast.parse(source_of(fn).text)
+    node = _walk(tree)[site.index]
+    replacement = _apply(copy.deepcopy(node), site.operator, site.change)
+    tree = ast.fix_missing_locations(_Replace(node, replacement).visit(tree))
+    return compile_function(fn, tree)
+
+
+def equivalent_by_code(fn: types.FunctionType, code: types.CodeType) -> bool:
+    """True when the mutant compiles to the very bytecode and constants of the original."""
+    a = fn.__code__
+    return (a.co_code, a.co_consts) == (code.co_code, code.co_consts)
+
+
+def spec_functions(chapters: set[int] | None = None) -> list[tuple[str, int, types.FunctionType]]:
+    """(module:qualname, chapter, function) of every function and method defined in the
+    spec modules of `chapters` (default: all of MODULE_CHAPTERS), in source order."""
+    out: dict[str, tuple[str, int, types.FunctionType]] = {}
+    for module_name, chapter in sorted(MODULE_CHAPTERS.items()):
+        if chapters and chapter not in chapters:
+            continue
+        module = importlib.import_module(f"{spec_package.__name__}.{module_name}")
+        for fn in _functions_of(module):
+            name = f"{fn.__module__}:{fn.__qualname__}"
+            out.setdefault(name, (name, chapter, fn))
+    return sorted(out.values(), key=lambda t: (t[1], t[2].__module__,
+                                               t[2].__code__.co_firstlineno))
+
+
+def _functions_of(module: types.ModuleType) -> Iterator[types.FunctionType]:
+    def from_namespace(ns: dict) -> Iterator[types.FunctionType]:
+        for value in ns.values():
+            if isinstance(value, type) and value.__module__ == module.__name__:
+                yield from from_namespace(vars(value))
+                continue
+            try:
+                fn = unwrap(value)
+            except PatchError:
+                continue
+            if fn.__module__ == module.__name__ and "<" not in fn.__qualname__ and \
+                    fn.__code__.co_filename == module.__file__ and \
+                    not fn.__name__.startswith(_INPUT_MAKERS):
+                yield fn
+
+    yield from from_namespace(vars(module))
+
+
+def generate(chapters: set[int] | None = None) -> list[MutantId]:
+    """Every mutant of the spec functions of `chapters`."""
+    return [MutantId(name, chapter, site) for name, chapter, fn in spec_functions(chapters)
+            for site in sites(fn)]
+
+
+def source_sha(fn: types.FunctionType) -> str:
+    """Short digest of a function's source: a mutant result is stale when it changes."""
+    return hashlib.sha256(source_of(fn).text.encode()).hexdigest()[:16]
+
+
+def parse_id(text: str) -> tuple[str, int, int, str, str]:
+    """(function, line, col, operator, change) of a mutant id."""
+    where, operator, change = text.split(" ", 2)
+    function, _, place = where.rpartition("@+")
+    line, col = map(int, place.split(":"))
+    return function, line, col, operator, change
+
+
+def find(mutant_id: str) -> tuple[types.FunctionType, Site]:
+    """The function and site a mutant id names."""
+    from .patch import resolve
+
+    function, line, col, operator, change = parse_id(mutant_id)
+    fn = resolve(function)
+    for site in sites(fn):
+        if (site.line, site.col, site.operator, site.change) == (line, col, operator, change):
+            return fn, site
+    raise PatchError(f"{mutant_id}: no such site in {function} (was it edited?)")
+
+
+def describe(fn: types.FunctionType, site: Site) -> str:
+    """The source line of the site, for reports."""
+    lines = inspect.getsourcelines(fn)[0]
+    return lines[site.line].strip() if site.line < len(lines) else ""
