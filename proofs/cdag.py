@@ -1,67 +1,87 @@
-"""Chapter 18 obligations: the Cipher's buffer estimate against the CDAG size formula, and
-the op_flags byte every op record carries."""
+"""Chapter 18 obligations: the Cipher's buffer estimate against the encoder's real output,
+and the op_flags byte every op record carries."""
 
 from __future__ import annotations
+
+from collections.abc import Iterator
 
 import z3
 
 from ..spec.cdag import (
-    HEADER_SIZE,
-    META_SIZE,
-    OP_FIXED,
-    PLAN_FIXED,
-    REGION_FIXED,
     RESERVED_OP_FLAGS,
-    SLOT_SIZE,
+    CdagPlan,
+    CdagRegion,
+    serial_estimate,
 )
-from ..spec.cipher import estimate_boundary
+from ..spec.cipher import E18_5, Cipher, estimate_boundary
 from ..spec.registry import Mutant
+from ..spec.tensor_meta import TENSOR_META
+from ..spec.tensor_slot import TENSOR_SLOT
+from ..spec.trace_entry import TraceOp
 from ..spec.types import pack_op_flags, unpack_op_flags
-from .obligation import Query, z3_obligation
+from .obligation import Property, Query, property_obligation, z3_obligation
 
-SEED_OP_RECORD = 40
-"""Bytes per op the code's estimate counts (41 are written: E18.5)."""
-
-
-def _counts() -> tuple[z3.ArithRef, ...]:
-    """A region's ops, metas, scalars, index words and plan slots (all >= 0)."""
-    return tuple(z3.Ints("n metas scalars ids slots"))
+META = TENSOR_META.unpack(bytes(TENSOR_META.size))
+SLOT = TENSOR_SLOT.unpack(bytes(TENSOR_SLOT.size))
+OP_COUNTS = (0, 1, 2, 298, 299, 300, 301, 326, 327, 328, 329)
+"""Region sizes around both boundaries the erratum names (299/300, 327/328)."""
 
 
-def _size(plan: bool, n, metas, scalars, ids, slots):
-    """The encoded size (§16): header, region fields, optional plan, per-op records."""
-    head = HEADER_SIZE + REGION_FIXED + ((PLAN_FIXED + SLOT_SIZE * slots) if plan else 0)
-    return head + OP_FIXED * n + META_SIZE * metas + 8 * scalars + 4 * ids
+def _op(k: int, shape: int) -> TraceOp:
+    """Op k of a region in one of three body shapes: bare; k % 3 inputs, k % 2 outputs and
+    k % 4 null scalars; or 2 inputs, 1 output, 5 scalars and every index array."""
+    if shape == 0:
+        return TraceOp(schema_hash=k + 1)
+    if shape == 1:
+        return TraceOp(schema_hash=k + 1, inputs=[META] * (k % 3), outputs=[META] * (k % 2),
+                       num_scalar_args=k % 4)
+    return TraceOp(schema_hash=k + 1, inputs=[META] * 2, outputs=[META],
+                   scalar_args=[k, -k, 7, 0, 1], num_scalar_args=5,
+                   input_trace_indices=[k, k + 1], input_slot_ids=[1, 2], output_slot_ids=[3])
 
 
-def _estimate(plan: bool, n, metas, scalars, ids, slots):
-    """Cipher's estimate_serial_size (§24): 64 + 32 + [64 + 40 slots] + 40 per op + 256."""
-    head = 64 + 32 + ((64 + SLOT_SIZE * slots) if plan else 0)
-    return head + SEED_OP_RECORD * n + META_SIZE * metas + 8 * scalars + 4 * ids + 256
+def regions(counts: tuple[int, ...] = OP_COUNTS) -> Iterator[CdagRegion]:
+    """Regions of each op count, each body shape, without a plan and with plans of 0 and 3
+    slots."""
+    plans = (None, CdagPlan(), CdagPlan(pool_bytes=4096, slots=[SLOT] * 3))
+    for n in counts:
+        for shape in range(3):
+            for plan in plans:
+                yield CdagRegion([_op(k, shape) for k in range(n)], content_hash=0x1234,
+                                 plan=plan)
 
 
-@z3_obligation(
-    "PO18.1", "Cipher's buffer holds a region exactly when num_ops <= estimate_boundary "
-              "(299 without a plan, 327 with one), whatever its metas, scalars and slots",
+def _stores_up_to_the_boundary(region: CdagRegion) -> None:
+    has_plan = region.plan is not None
+    stored = Cipher.open({}).store(region, frozenset({E18_5})) != 0
+    assert stored == (len(region.ops) <= estimate_boundary(has_plan)), \
+        f"{len(region.ops)} ops, plan {has_plan}: stored {stored}, " \
+        f"boundary {estimate_boundary(has_plan)}"
+
+
+@property_obligation(
+    "PO18.1", "Under the code's buffer (E18.5) Cipher.store writes a region exactly when "
+              "num_ops <= estimate_boundary (299 without a plan, 327 with one), whatever its "
+              "metas, scalars, index arrays and plan slots (the encoder's real output against "
+              "serial_estimate).",
     covers=("cipher.simulate",), subject=estimate_boundary,
-    mutants=(Mutant("boundary-300", "the boundary counted one op too many",
-                    lambda plan: estimate_boundary(plan) + 1),
-             Mutant("plan-ignored", "the plan's extra 28 bytes of headroom left out",
-                    lambda plan: estimate_boundary(False))),
+    mutants=(
+        Mutant.edit("41 bytes per op", "the estimate counts the op_flags byte (the boundary "
+                    "left at 299)", serial_estimate, "size += 40 +", "size += 41 +"),
+        Mutant.edit("boundary-300", "the boundary counted one op too many", estimate_boundary,
+                    "- 21", "- 20"),
+        Mutant.edit("plan-ignored", "the plan's extra 28 bytes of headroom left out",
+                    estimate_boundary, "(64 - 36 if has_plan else 0)", "0"),
+        Mutant.edit("full buffer overflows", "a region of exactly the estimate is refused",
+                    Cipher.store, "len(data) > serial_estimate(region)",
+                    "len(data) >= serial_estimate(region)"),
+        Mutant.edit("plan header as written", "the estimate's plan header counts 36 bytes",
+                    serial_estimate, "size += 64 + SLOT_SIZE", "size += 36 + SLOT_SIZE"),
+    ),
 )
-def cipher_boundary(boundary) -> list[Query]:
-    out = []
-    for plan in (False, True):
-        counts = _counts()
-        domain = z3.And(*(c >= 0 for c in counts))
-        fits = _estimate(plan, *counts) >= _size(plan, *counts)
-        out.append(Query(f"{'with' if plan else 'without'} a plan: fits <=> n <= boundary",
-                         z3.And(domain, fits != (counts[0] <= boundary(plan)))))
-    return out
-
-
-def _phase_in_three_bits(inference_mode, is_mutable, phase, torch_function):
-    return (phase & 7) << 2 | inference_mode | is_mutable << 1 | torch_function << 4
+def cipher_boundary(_subject) -> list[Property]:
+    return [Property("store succeeds exactly up to the boundary", _stores_up_to_the_boundary,
+                     cases=regions)]
 
 
 @z3_obligation(
@@ -70,11 +90,10 @@ def _phase_in_three_bits(inference_mode, is_mutable, phase, torch_function):
               "packed one",
     covers=("cdag.encode", "cdag.decode", "trace.build"),
     subject=(pack_op_flags, unpack_op_flags),
-    mutants=(Mutant("phase-3-bits", "the phase keeps a third bit, into bit 4",
-                    (_phase_in_three_bits, unpack_op_flags)),
-             Mutant("phase-shift-3", "the phase is read from bits 3-4",
-                    (pack_op_flags,
-                     lambda f: (f & 1, f >> 1 & 1, f >> 3 & 3, f >> 4 & 1))),),
+    mutants=(Mutant.edit("phase-3-bits", "the phase keeps a third bit, into bit 4",
+                         pack_op_flags, "(phase & 3)", "(phase & 7)"),
+             Mutant.edit("phase-shift-3", "the phase is read from bits 3-4", unpack_op_flags,
+                         "flags >> OP_FLAG_PHASE_SHIFT & 3", "flags >> 3 & 3")),
 )
 def op_flags_round_trip(subject) -> list[Query]:
     pack, unpack = subject

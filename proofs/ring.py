@@ -5,12 +5,15 @@ from __future__ import annotations
 
 import z3
 
-from ..spec.bits import is_pow2, pow2_index, sub
+from ..spec import meta_log, trace_ring
+from ..spec.bits import is_pow2, pow2_index
+from ..spec.errata import NO_ERRATA
 from ..spec.meta_log import fits_u32
 from ..spec.registry import Mutant
-from ..spec.ring_protocol import Spsc
+from ..spec.ring_protocol import meta_log_model, read_step, trace_ring_model
 from ..spec.trace_ring import drain_split
 from .obligation import Query, model_obligation, z3_obligation
+from .patch import source_of, unwrap
 
 
 @z3_obligation(
@@ -19,18 +22,13 @@ from .obligation import Query, model_obligation, z3_obligation
     "(h + i) & (C - 1) != (h + j) & (C - 1).",
     covers=("ring.simulate", "metalog.simulate"),
     subject=pow2_index,
-    mutants=(Mutant("mask is C", "h & C instead of h & (C - 1)", lambda h, c: h & c),),
+    mutants=(Mutant.edit("mask is C", "h & C instead of h & (C - 1)", pow2_index,
+                         "sub(capacity, 1, width)", "capacity"),),
 )
 def window_has_no_collision(slot):
     h, i, j, c = z3.BitVecs("h i j c", 32)
     return [Query("distinct slots in a window", z3.And(
         is_pow2(c), z3.ULT(i, j), z3.ULT(j, c), slot(h + i, c) == slot(h + j, c)))]
-
-
-def _no_min(tail, count, capacity):
-    start = pow2_index(tail, capacity)
-    first = sub(capacity, start)
-    return start, first, sub(count, first)
 
 
 @z3_obligation(
@@ -40,7 +38,9 @@ def _no_min(tail, count, capacity):
     "the first begins, both stay inside the array, and item k comes from slot (t + k) & (C-1).",
     covers=("ring.simulate",),
     subject=drain_split,
-    mutants=(Mutant("no min", "first = C - start even when fewer items are there", _no_min),),
+    mutants=(Mutant.edit("no min", "first = C - start even when fewer items are there",
+                         drain_split, "umin(count, sub(capacity, start))",
+                         "sub(capacity, start)"),),
 )
 def drain_split_is_exact(split):
     t, count, c, k = z3.BitVecs("t count c k", 64)
@@ -56,10 +56,6 @@ def drain_split_is_exact(split):
         Query("item k comes from slot (t + k) & (C - 1)",
               z3.And(pre, z3.ULT(k, count), from_split != (t + k) & (c - 1))),
     ]
-
-
-def _ignores_n(h, cached_tail, n, capacity):
-    return fits_u32(h, cached_tail, 0, capacity)
 
 
 def _space_check(fits, witness: bool):
@@ -82,7 +78,9 @@ def _space_check(fits, witness: bool):
     "that fit, whenever n <= 2^32 - 1 - C (slots in use <= C).",
     covers=("metalog.simulate",),
     subject=fits_u32,
-    mutants=(Mutant("ignores n", "checks the slots in use alone", _ignores_n),),
+    mutants=(Mutant.edit("ignores n", "checks the slots in use alone", fits_u32,
+                         "add(sub(h, cached_tail, bits), n, bits)",
+                         "sub(h, cached_tail, bits)"),),
 )
 def space_check_sound_when_bounded(fits):
     return _space_check(fits, witness=False)
@@ -104,41 +102,75 @@ def space_check_wraps_without_bound(fits):
     return _space_check(fits, witness=True)
 
 
-def _ring_models(bug):
-    return [Spsc(2, (1,) * 5, bug=bug).machine("TraceRing"),
-            Spsc(4, (1,) * 7, bug=bug).machine("TraceRing")]
+def _swapped(name: str, description: str, fn, first: str, second: str) -> Mutant:
+    """The bug that runs statement `second` of `fn` where `first` stands and `first` where
+    `second` stands (two steps in the wrong order)."""
+    text = source_of(unwrap(fn)).text
+    old = text[text.index(first):text.index(second) + len(second)]
+    return Mutant.edit(name, description, fn, old,
+                       second + old[len(first):-len(second)] + first)
+
+
+def _trace_ring_models(_subject) -> list:
+    return [trace_ring_model(c, ops, most).machine() for c, ops, most in ((2, 5, 2), (4, 7, 4),
+                                                                          (4, 7, 3))]
 
 
 @model_obligation(
     "PO4.3",
-    "TraceRing SPSC protocol, every interleaving of its atomic steps (C = 2 and 4): no slot "
+    "TraceRing SPSC protocol, every interleaving of the atomic steps of the spec's append and "
+    "drain (C = 2 with 5 appends, C = 4 with 7, drains of up to C and of up to 3): no slot "
     "overwritten before it is consumed, nothing read before it is published, FIFO, "
     "0 <= head - tail <= C, no deadlock.",
     covers=("ring.simulate", "TraceRing"),
-    subject=None,
-    mutants=(Mutant("publish before write", "head released before the slot is written",
-                    "publish before write"),
-             Mutant("full only past capacity", "h - cached_tail > C taken as full",
-                    "full only past capacity"),
-             Mutant("release before read", "the consumer releases tail before it reads",
-                    "release before read")),
+    subject=(trace_ring.append_step, trace_ring.drain_step),
+    mutants=(
+        Mutant.edit("full only past capacity", "h - cached_tail > C taken as full",
+                    trace_ring.looks_full, ">=", ">"),
+        _swapped("publish before write", "head released before the slot is written",
+                 trace_ring.append_step, "r.slots[pow2_index(a.h, r.capacity)] = a.item",
+                 "r.head = a.h + 1"),
+        _swapped("release before copy", "the consumer releases tail before it copies",
+                 trace_ring.drain_step, "d = replace(d, items=copied(r, d.t, d.count))",
+                 "r.tail = d.t + d.count"),
+        Mutant.edit("mask is C", "slot h & C instead of h & (C - 1)", pow2_index,
+                    "sub(capacity, 1, width)", "capacity"),
+        Mutant.edit("no min", "the first copy runs to the end of the array whatever the count",
+                    trace_ring.drain_split, "umin(count, sub(capacity, start))",
+                    "sub(capacity, start)"),
+    ),
 )
-def trace_ring_protocol(bug):
-    return _ring_models(bug)
+def trace_ring_protocol(subject):
+    return _trace_ring_models(subject)
+
+
+def _meta_log_models(_subject) -> list:
+    runs = ((4, (2, 1, 3, 2, 1, 3), 3), (8, (3, 5, 2, 4, 1, 3, 6), 4))
+    return [meta_log_model(c, sizes, bits, errata).machine()
+            for c, sizes, bits in runs for errata in (NO_ERRATA, frozenset({meta_log.E4_2}))]
 
 
 @model_obligation(
     "PO4.6",
-    "MetaLog SPSC protocol with bulk appends and wrapping counters (C = 4 with 3-bit and C = 8 "
-    "with 4-bit counters): the same safety properties, and the fast-path space check is sound "
-    "through the wrap.",
+    "MetaLog SPSC protocol, every interleaving of the spec's bulk append and the consumer's "
+    "read (C = 4 with 3-bit and C = 8 with 4-bit counters, under the spec's exact check and "
+    "the code's 32-bit one of E4.2): the same safety properties, and both space checks are "
+    "sound through the wrap when n <= 2^bits - 1 - C.",
     covers=("metalog.simulate", "MetaLog"),
-    subject=None,
-    mutants=(Mutant("space check ignores n", "(u32)(h - cached_tail) <= C",
-                    "space check ignores n"),
-             Mutant("release before read", "advance_tail before the metas are read",
-                    "release before read")),
+    subject=(meta_log.append_step, read_step),
+    mutants=(
+        Mutant.edit("space check ignores n", "(u32)(h - cached_tail) <= C", meta_log.fits_u32,
+                    "add(sub(h, cached_tail, bits), n, bits)", "sub(h, cached_tail, bits)"),
+        Mutant.edit("slots in use not wrapped", "h - cached_tail taken without the modulus",
+                    meta_log.fits_exact, "(h - cached_tail) % (1 << bits)",
+                    "(h - cached_tail)"),
+        _swapped("publish before write", "head released before the metas are copied",
+                 meta_log.append_step, "copy_in(m, a.h, a.metas)",
+                 "m.head = add(a.h, a.n, m.bits)"),
+        _swapped("release before read", "advance_tail before the metas are read",
+                 read_step, "r = replace(r, items=metas_at(m, r.t, r.count))",
+                 "meta_log.advance_tail(m, r.count)"),
+    ),
 )
-def metalog_protocol(bug):
-    return [Spsc(4, (2, 1, 3, 2, 1, 3), bits=3, bug=bug).machine("MetaLog"),
-            Spsc(8, (3, 5, 2, 4, 1, 3, 6), bits=4, bug=bug).machine("MetaLog")]
+def metalog_protocol(subject):
+    return _meta_log_models(subject)

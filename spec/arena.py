@@ -10,6 +10,7 @@ starts a new one: block_size bytes, or size + align when the request alone needs
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 from hypothesis import strategies as st
 
@@ -49,6 +50,11 @@ def new_block_size(size: BitVal, align: BitVal, block_size: BitVal) -> BitVal:
     return select(ule(need, block_size), block_size, need)
 
 
+def fits_block(off: BitVal, size: BitVal, end_offset: BitVal) -> Any:
+    """The bump check: an allocation at `off` of `size` bytes ends by the block's end."""
+    return ule(off + size, end_offset)
+
+
 @dataclass
 class ArenaState:
     """The blocks so far (base, size) and the bump offset in the last one."""
@@ -72,7 +78,7 @@ def arena_new(block_size: int, base: int) -> ArenaState:
 def arena_alloc(a: ArenaState, size: int, align: int, next_base: int) -> tuple[int, int]:
     """(block, offset) of `size` bytes aligned to `align` (a power of two)."""
     off = place(a.bases[-1], a.offset, align)  # 1. align the absolute address
-    if off + size <= a.end_offset:  # 2. fits: bump
+    if fits_block(off, size, a.end_offset):  # 2. fits: bump
         a.offset = off + size
         return len(a.bases) - 1, off
     new_size = new_block_size(size, align, a.block_size)  # 3. a new block

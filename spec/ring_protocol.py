@@ -1,145 +1,153 @@
-"""Chapter 4: the SPSC protocols of TraceRing and MetaLog as atomic-step state machines.
+"""Chapter 4: the SPSC protocols of TraceRing and MetaLog as machines whose atomic steps are
+the spec's own.
 
-One producer appends, one consumer drains. Each shared-memory access is its own step, in the
-order the code performs it:
-  producer: 1. compare its head with its cached tail; 2. only when that looks full, reload the
-            consumer's tail (acquire) and compare again, dropping the op if still full;
-            3. write the slot(s); 4. publish the new head (release).
-  consumer: 1. load tail and head (acquire); 2. read each published slot; 3. release the new
-            tail.
-Ghost fields (absolute indices, what each slot holds, what was published) let the invariants
+One producer appends, one consumer drains. The producer runs `append_step` of trace_ring or
+meta_log, one shared-memory access per step (check the cached tail, reload the tail, write the
+slots, publish head). The TraceRing consumer runs trace_ring's `drain_step`; the MetaLog
+consumer (the background thread reading the metas of drained ops) is `read_step` below, written
+with meta_log's counter functions. Every decision (the space check, the slot index, the drain
+split, head and tail arithmetic) is therefore the spec's, and a bug planted there changes what
+is explored.
+
+Ghost fields (what was published, how many items were read and released) let the invariants
 say: no slot is overwritten before it is consumed, nothing is read before it is published,
 items come out in order, 0 <= head - tail <= capacity, and only a finished run has no step.
-
-TraceRing appends one slot per op with 64-bit counters. MetaLog appends n slots at once with
-32-bit counters and the check (u32)(h - cached_tail + n) <= capacity; here the counters are
-`bits` wide so that small models reach the wrap-around.
+MetaLog counters are `bits` wide so that small models reach the wrap-around.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
+from typing import Any
 
+from . import meta_log, trace_ring
+from .bits import pow2_index
+from .errata import NO_ERRATA
 from .machine import Machine
-
-BUGS = ("publish before write", "full only past capacity", "release before read",
-        "space check ignores n")
-"""Plausible bugs a mutant machine may carry; the model-checking obligations catch each."""
 
 
 @dataclass(frozen=True)
 class SpscState:
-    """Shared counters, each side's program counter and registers, the slots and the ghosts."""
+    """Shared counters and slots, each side's step in progress, and the ghosts."""
 
-    head: int = 0
-    tail: int = 0
-    cached_tail: int = 0
-    p_pc: str = "check"
-    p_h: int = 0
+    head: int
+    tail: int
+    cached_tail: int
+    slots: tuple
     op: int = 0
-    c_pc: str = "load"
-    c_t: int = 0
-    c_h: int = 0
-    c_j: int = 0
-    c_base: int = 0
-    slots: tuple = ()
+    producer: Any = None
+    consumer: Any = None
     published: tuple = ()
-    consumed: int = 0
-    abs_head: int = 0
-    abs_tail: int = 0
+    read: int = 0
+    released: int = 0
     error: str | None = None
 
 
 @dataclass(frozen=True)
+class Read:
+    """A MetaLog consumer's read in progress: its next step, the tail and count it read,
+    the metas copied."""
+
+    pc: str = "load"
+    t: int = 0
+    count: int = 0
+    items: tuple = ()
+
+
+def metas_at(m: meta_log.MetaLogState, t: int, count: int) -> tuple:
+    """The metas of indices t, t + 1, ..., t + count - 1, from their slots."""
+    return tuple(m.slots[pow2_index(t + j, m.capacity)] for j in range(count))
+
+
+def read_step(m: meta_log.MetaLogState, r: Read) -> Read:
+    """1. read tail and head (acquire): every published meta; 2. copy them from their slots;
+    3. release them (advance_tail)."""
+    if r.pc == "load":
+        return replace(r, t=m.tail, count=meta_log.used(m), pc="copy")
+    if r.pc == "copy":
+        r = replace(r, items=metas_at(m, r.t, r.count))
+        return replace(r, pc="release")
+    meta_log.advance_tail(m, r.count)
+    return replace(r, pc="done")
+
+
+@dataclass(frozen=True)
 class Spsc:
-    """A bounded run: op k appends `sizes[k]` slots; counters are `bits` wide."""
+    """A bounded run over one buffer: `thaw` makes the spec's object from a state's shared
+    part; `start(k)` is op k's append; `append(obj, a)` and `drain(obj, d)` are the spec's
+    steps; `items(a)` what an append publishes; counters wrap at 2^bits."""
 
+    name: str
     capacity: int
-    sizes: tuple[int, ...]
+    ops: int
+    thaw: Callable[[SpscState], Any]
+    start: Callable[[int], Any]
+    append: Callable[[Any, Any], Any]
+    items: Callable[[Any], tuple]
+    new_drain: Callable[[], Any]
+    drain: Callable[[Any, Any], Any]
     bits: int = 64
-    bug: str | None = None
+    notes: tuple[str, ...] = ()
 
-    def used(self, h: int, t: int) -> int:
-        return (h - t) % (1 << self.bits)
+    def used(self, s: SpscState) -> int:
+        return (s.head - s.tail) % (1 << self.bits)
 
-    def fits(self, s: SpscState, cached: int) -> bool:
-        """The code's space check, in `bits`-wide arithmetic."""
-        n = 0 if self.bug == "space check ignores n" else self.sizes[s.op]
-        need = (self.used(s.p_h, cached) + n) % (1 << self.bits)
-        return need <= self.capacity + (self.bug == "full only past capacity")
+    def run(self, s: SpscState, step: Callable[[Any, Any], Any], pending: Any
+            ) -> tuple[Any, Any, str | None]:
+        """Run one spec step on a copy of the shared state: (step state, object, error)."""
+        obj = self.thaw(s)
+        try:
+            return step(obj, pending), obj, None
+        except Exception as e:  # a spec step that fails is a violation
+            return pending, obj, f"{pending.pc} raised {type(e).__name__}: {e}"
 
-    def producer_order(self) -> tuple[str, str]:
-        return ("publish", "write") if self.bug == "publish before write" else \
-            ("write", "publish")
-
-    def consumer_first(self) -> str:
-        """What the consumer does first after loading head: read the slots, or release."""
-        return "release" if self.bug == "release before read" else "read"
+    def shared(self, s: SpscState, obj: Any) -> SpscState:
+        return replace(s, head=obj.head, tail=obj.tail, cached_tail=obj.cached_tail,
+                       slots=tuple(obj.slots))
 
     # -- producer ------------------------------------------------------------------------
 
     def producer(self, s: SpscState) -> Iterator[tuple[str, SpscState]]:
-        first, second = self.producer_order()
-        if s.p_pc == "check":  # 1
-            s = replace(s, p_h=s.head)
-            yield "P check", replace(s, p_pc=first if self.fits(s, s.cached_tail) else "reload")
-        elif s.p_pc == "reload":  # 2
-            s = replace(s, cached_tail=s.tail)
-            yield "P reload tail", (replace(s, p_pc=first) if self.fits(s, s.tail)
-                                    else self.next_op(s))
-        elif s.p_pc in ("write", "publish"):  # 3, 4
-            s = self.write(s) if s.p_pc == "write" else self.publish(s)
-            yield f"P {s.p_pc}", (replace(s, p_pc=second) if s.p_pc == first
-                                  else self.next_op(s))
+        if s.producer is None and s.op == self.ops:
+            return
+        a = s.producer if s.producer is not None else self.start(s.op)
+        after, obj, error = self.run(s, self.append, a)
+        t = self.shared(s, obj)
+        error = error or self.overwritten(s, t)
+        if t.head != s.head:
+            t = replace(t, published=s.published + self.items(a))
+        if after.pc == "done":
+            t = replace(t, op=s.op + 1, producer=None)
+        else:
+            t = replace(t, producer=after)
+        yield f"P op {s.op} {a.pc}", replace(t, error=error)
 
-    def write(self, s: SpscState) -> SpscState:
-        slots, error = list(s.slots), s.error
-        published_first = self.producer_order()[0] == "publish"
-        base = s.abs_head - (self.sizes[s.op] if published_first else 0)
-        for j in range(self.sizes[s.op]):
-            slot = (s.p_h + j) % self.capacity
-            held = slots[slot]
-            if held is not None and held[0] >= s.abs_tail and error is None:
-                error = f"slot {slot} overwritten before item {held[0]} was consumed"
-            slots[slot] = (base + j, s.op)
-        return replace(s, slots=tuple(slots), error=error)
-
-    def publish(self, s: SpscState) -> SpscState:
-        n = self.sizes[s.op]
-        return replace(s, head=(s.p_h + n) % (1 << self.bits), abs_head=s.abs_head + n,
-                       published=s.published + (s.op,) * n)
-
-    def next_op(self, s: SpscState) -> SpscState:
-        return replace(s, op=s.op + 1, p_pc="check" if s.op + 1 < len(self.sizes) else "done")
+    def overwritten(self, s: SpscState, t: SpscState) -> str | None:
+        """A slot that held a published item the consumer has not released was changed."""
+        pending = s.published[s.released:]
+        for slot, (held, now) in enumerate(zip(s.slots, t.slots, strict=True)):
+            if held != now and held in pending:
+                return f"slot {slot} overwritten before item {held} was consumed"
+        return None
 
     # -- consumer ------------------------------------------------------------------------
 
     def consumer(self, s: SpscState) -> Iterator[tuple[str, SpscState]]:
-        first = self.consumer_first()
-        count = self.used(s.c_h, s.c_t)
-        if s.c_pc == "load" and self.used(s.head, s.tail):  # 1
-            yield "C load head", replace(s, c_t=s.tail, c_h=s.head, c_j=0, c_base=s.abs_tail,
-                                         c_pc=first)
-        elif s.c_pc == "read":  # 2
-            s = self.read(s)
-            if s.c_j < count:
-                yield "C read", s
-            else:
-                yield "C read", replace(s, c_pc="release" if first == "read" else "load")
-        elif s.c_pc == "release":  # 3
-            s = replace(s, tail=s.c_h, abs_tail=s.abs_tail + count)
-            yield "C release tail", replace(s, c_pc="read" if first == "release" else "load")
-
-    def read(self, s: SpscState) -> SpscState:
-        index = s.c_base + s.c_j
-        held = s.slots[(s.c_t + s.c_j) % self.capacity]
-        error = s.error
-        if held is None or held[0] != index:
-            error = error or f"item {index} read before it was written and published"
-        elif held[1] != s.published[s.consumed]:
-            error = error or f"item {index} out of order"
-        return replace(s, c_j=s.c_j + 1, consumed=s.consumed + 1, error=error)
+        d = s.consumer if s.consumer is not None else self.new_drain()
+        after, obj, error = self.run(s, self.drain, d)
+        if s.consumer is None and error is None and after.count == 0:
+            return  # polling an empty buffer changes nothing: the consumer waits
+        t = replace(self.shared(s, obj), consumer=None if after.pc == "done" else after)
+        if after.items != d.items:
+            expected = s.published[s.read:s.read + after.count]
+            if after.items != expected:
+                error = error or f"copied {list(after.items)} where {list(expected)} " \
+                                 f"were published (read early or out of order)"
+            t = replace(t, read=s.read + after.count)
+        if t.tail != s.tail:
+            t = replace(t, released=s.released + d.count)
+        yield f"C {d.pc}", replace(t, error=error)
 
     # -- the machine ---------------------------------------------------------------------
 
@@ -148,17 +156,46 @@ class Spsc:
             yield from self.producer(s)
             yield from self.consumer(s)
 
-    def machine(self, name: str) -> Machine:
+    def bounded(self, s: SpscState) -> bool:
+        """0 <= head - tail <= capacity, and head - tail counts the items in between."""
+        pending = len(s.published) - s.released
+        return 0 <= pending <= self.capacity and self.used(s) == pending
+
+    def done(self, s: SpscState) -> bool:
+        return s.op == self.ops and s.producer is None and s.consumer is None and \
+            s.head == s.tail and s.released == len(s.published)
+
+    def machine(self) -> Machine:
         return Machine(
-            name=f"{name}: capacity {self.capacity}, appends of {list(self.sizes)}, "
-                 f"{self.bits}-bit counters",
-            initial=SpscState(slots=(None,) * self.capacity),
+            name=", ".join((self.name, f"capacity {self.capacity}", *self.notes)),
+            initial=SpscState(0, 0, 0, (None,) * self.capacity),
             steps=self.steps,
-            invariants=(
-                ("no overwrite, no early read, in order", lambda s: s.error is None),
-                ("0 <= head - tail <= capacity",
-                 lambda s: 0 <= s.abs_head - s.abs_tail <= self.capacity
-                 and self.used(s.head, s.tail) == s.abs_head - s.abs_tail),
-            ),
-            done=lambda s: s.p_pc == "done" and s.c_pc == "load" and s.head == s.tail,
+            invariants=(("no overwrite, no early read, in order", lambda s: s.error is None),
+                        ("0 <= head - tail <= capacity", self.bounded)),
+            done=self.done,
         )
+
+
+def trace_ring_model(capacity: int, ops: int, max_count: int) -> Spsc:
+    """TraceRing: op k appends item k; the consumer drains up to `max_count` at a time."""
+    return Spsc(
+        "TraceRing", capacity, ops,
+        thaw=lambda s: trace_ring.Ring(capacity, s.head, s.tail, s.cached_tail, list(s.slots)),
+        start=trace_ring.Append, append=trace_ring.append_step, items=lambda a: (a.item,),
+        new_drain=lambda: trace_ring.Drain(max_count), drain=trace_ring.drain_step,
+        notes=(f"{ops} appends", f"drains of up to {max_count}"))
+
+
+def meta_log_model(capacity: int, sizes: tuple[int, ...], bits: int,
+                   errata: frozenset[str] = NO_ERRATA) -> Spsc:
+    """MetaLog: op k appends sizes[k] metas (k, j) at once with `bits`-wide counters, under
+    the space check of the profile `errata`; the consumer reads everything published."""
+    return Spsc(
+        "MetaLog", capacity, len(sizes),
+        thaw=lambda s: meta_log.MetaLogState(capacity, s.head, s.tail, s.cached_tail, bits,
+                                             list(s.slots)),
+        start=lambda k: meta_log.Append(sizes[k], tuple((k, j) for j in range(sizes[k]))),
+        append=lambda m, a: meta_log.append_step(m, a, errata), items=lambda a: a.metas,
+        new_drain=Read, drain=read_step, bits=bits,
+        notes=(f"appends of {list(sizes)}", f"{bits}-bit counters",
+               f"errata {sorted(errata)}" if errata else "the spec's check"))

@@ -118,7 +118,7 @@ def metalog_simulate(capacity: int, steps: Any, errata: frozenset[str] = NO_ERRA
             results.append({"slot": meta_log.try_contiguous(m, a[0], a[1])})
         elif op == "advance_tail":
             check_advance(i, a[0], m.head, m.tail)
-            m.tail = a[0]
+            meta_log.advance_tail(m, (a[0] - m.tail) % 2**32)
             results.append({})
         else:
             m.head = m.tail = m.cached_tail = 0

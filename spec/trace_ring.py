@@ -7,7 +7,8 @@ its scope and callsite hashes.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+from typing import Any
 
 from .bits import BitVal, pow2_index, sub, umin
 from .errata import erratum
@@ -70,16 +71,45 @@ class Ring:
         self.slots = self.slots or [None] * self.capacity
 
 
+def looks_full(h: int, tail: int, capacity: int) -> bool:
+    """The producer's full check against a copy of the consumer's tail."""
+    return h - tail >= capacity
+
+
+@dataclass(frozen=True)
+class Append:
+    """A try_append in progress: its next step, the head it read, and the item."""
+
+    item: Any
+    pc: str = "check"
+    h: int = 0
+    ok: bool = False
+
+
+def append_step(r: Ring, a: Append) -> Append:
+    """One atomic step of try_append: 1. read head and test the cached tail; 2. when that
+    looks full, reload the consumer's tail (acquire), dropping the op if still full;
+    3. write the slot; 4. publish head + 1 (release)."""
+    if a.pc == "check":
+        h = r.head
+        return replace(a, h=h, pc="reload" if looks_full(h, r.cached_tail, r.capacity)
+                       else "write")
+    if a.pc == "reload":
+        r.cached_tail = r.tail
+        return replace(a, pc="done" if looks_full(a.h, r.cached_tail, r.capacity) else "write")
+    if a.pc == "write":
+        r.slots[pow2_index(a.h, r.capacity)] = a.item
+        return replace(a, pc="publish")
+    r.head = a.h + 1
+    return replace(a, pc="done", ok=True)
+
+
 def try_append(r: Ring, item: tuple) -> bool:
     """Append one op, or drop it (False) when the ring is full."""
-    h = r.head
-    if h - r.cached_tail >= r.capacity:  # 1. looks full: reload the consumer's tail
-        r.cached_tail = r.tail
-        if h - r.cached_tail >= r.capacity:
-            return False
-    r.slots[h & (r.capacity - 1)] = item  # 2. write the slot and its parallel values
-    r.head = h + 1  # 3. publish (release)
-    return True
+    a = Append(item)
+    while a.pc != "done":
+        a = append_step(r, a)
+    return a.ok
 
 
 def drain_split(tail: BitVal, count: BitVal, capacity: BitVal) -> tuple:
@@ -90,13 +120,42 @@ def drain_split(tail: BitVal, count: BitVal, capacity: BitVal) -> tuple:
     return start, first, sub(count, first)
 
 
+def copied(r: Ring, t: int, count: int) -> tuple:
+    """The `count` items from tail t: the drain split's two parts, copied in order."""
+    start, first, second = drain_split(t, count, r.capacity)
+    return tuple(r.slots[start:start + first] + r.slots[:second])
+
+
+@dataclass(frozen=True)
+class Drain:
+    """A drain in progress: its next step, the tail and count it read, the items copied."""
+
+    max_count: int
+    pc: str = "load"
+    t: int = 0
+    count: int = 0
+    items: tuple = ()
+
+
+def drain_step(r: Ring, d: Drain) -> Drain:
+    """One atomic step of drain: 1. read tail and head (acquire), count = min(head - tail,
+    max); 2. split at the end of the array and copy both parts; 3. release tail + count."""
+    if d.pc == "load":
+        t = r.tail
+        return replace(d, t=t, count=min(r.head - t, d.max_count), pc="copy")
+    if d.pc == "copy":
+        d = replace(d, items=copied(r, d.t, d.count))
+        return replace(d, pc="release")
+    r.tail = d.t + d.count
+    return replace(d, pc="done")
+
+
 def drain(r: Ring, max_count: int) -> list[tuple]:
     """Take up to max_count ops, oldest first."""
-    count = min(r.head - r.tail, max_count)  # 1
-    start, first, second = drain_split(r.tail, count, r.capacity)  # 2
-    out = r.slots[start:start + first] + r.slots[:second]  # 3
-    r.tail += count  # 4. release
-    return out
+    d = Drain(max_count)
+    while d.pc != "done":
+        d = drain_step(r, d)
+    return list(d.items)
 
 
 def reset(r: Ring) -> None:
