@@ -29,8 +29,8 @@ def load_results(path: Path) -> dict[str, mutants.Verdict]:
         except (ValueError, TypeError):
             continue
         try:
-            current = mutation.source_sha(patch.resolve(v.function))
-        except (patch.PatchError, AttributeError, ImportError, OSError):
+            current = mutation.mutant_sha(v.id)
+        except (patch.PatchError, AttributeError, ImportError, OSError, ValueError):
             continue
         if v.source_sha == current and v.error is None:
             out[v.id] = v

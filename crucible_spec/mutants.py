@@ -310,14 +310,14 @@ def evaluate(mutant_id: str, deps: Dependencies, checks: tuple[str, ...], root: 
     function, *_ = mutation.parse_id(mutant_id)
     chapter = mutation.MODULE_CHAPTERS[function.split(":")[0].rsplit(".", 1)[1]]
     try:
-        fn, site = mutation.find(mutant_id)
-        v = Verdict(mutant_id, function, chapter, mutation.source_sha(fn))
-        code = mutation.mutant_code(fn, site)
+        v = Verdict(mutant_id, function, chapter, mutation.mutant_sha(mutant_id))
+        if not mutation.is_constant(mutant_id):
+            fn, site = mutation.find(mutant_id)
+            if mutation.equivalent_by_code(fn, mutation.mutant_code(fn, site)):
+                v.equivalent = "compiles to the same bytecode"
     except patch.PatchError as e:
         return Verdict(mutant_id, function, chapter, "", error=str(e))
-    if mutation.equivalent_by_code(fn, code):
-        v.equivalent = "compiles to the same bytecode"
-    elif mutant_id in equivalent:
+    if not v.equivalent and mutant_id in equivalent:
         v.equivalent = equivalent[mutant_id]
     if v.equivalent:
         return v
@@ -327,7 +327,7 @@ def evaluate(mutant_id: str, deps: Dependencies, checks: tuple[str, ...], root: 
         else:
             def work(stage=stage):
                 ran: dict[str, int] = {}
-                with patch.planted(fn, code):
+                with mutation.planted(mutant_id):
                     hit = _prove(deps, function, mutant_id, root, ran) if stage == "prove" \
                         else _vectors(deps, function, ran)
                 return json.dumps([hit, ran])
@@ -347,10 +347,7 @@ def planted_from_environment() -> contextlib.AbstractContextManager:
     """The mutant named by $CRUCIBLE_SPEC_MUTANT, planted while the context is open (the
     pytest plugin holds it open for the whole session of the selected tests)."""
     mutant_id = os.environ.get("CRUCIBLE_SPEC_MUTANT")
-    if not mutant_id:
-        return contextlib.nullcontext()
-    fn, site = mutation.find(mutant_id)
-    return patch.planted(fn, mutation.mutant_code(fn, site))
+    return mutation.planted(mutant_id) if mutant_id else contextlib.nullcontext()
 
 
 def load_equivalent(path: Path) -> dict[str, str]:

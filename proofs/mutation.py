@@ -6,22 +6,26 @@ Operators: an arithmetic or bitwise operator swapped (`+`/`-`, `&`/`|`, `^`->`|`
 by one, a mask dropped (`x & C` -> `x`), `and`/`or` swapped, a `not` dropped, and two adjacent
 arguments or tuple fields swapped. A mutant's id names the function, the operator and the
 place relative to the function's first line, so ids survive edits elsewhere in the module.
+Module constants (`NAME = <integer>`) are mutated too: off by one, or by two when large.
 """
 
 from __future__ import annotations
 
 import ast
+import contextlib
 import copy
 import hashlib
 import importlib
 import inspect
+import sys
 import types
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 from .. import spec as spec_package
-from .patch import PatchError, compile_function, source_of, unwrap
+from .patch import PatchError, clear_caches, compile_function, source_of, unwrap
+from .patch import planted as plant_code
 
 SPEC_DIR = Path(spec_package.__file__).parent
 
@@ -239,15 +243,92 @@ def _functions_of(module: types.ModuleType) -> Iterator[types.FunctionType]:
     yield from from_namespace(vars(module))
 
 
+def module_constants(chapters: set[int] | None = None) -> list[tuple[str, int, str, int]]:
+    """(module, chapter, NAME, value) of every top-level `NAME = <integer>` of the spec
+    modules of `chapters`: constants read at run time by the functions that use them."""
+    out = []
+    for module_name, chapter in sorted(MODULE_CHAPTERS.items()):
+        if chapters and chapter not in chapters:
+            continue
+        module = importlib.import_module(f"{spec_package.__name__}.{module_name}")
+        tree = ast.parse(Path(module.__file__).read_text())
+        for node in tree.body:
+            if isinstance(node, ast.Assign) and len(node.targets) == 1 and \
+                    isinstance(node.targets[0], ast.Name) and \
+                    isinstance(node.value, ast.Constant) and type(node.value.value) is int:
+                out.append((module.__name__, chapter, node.targets[0].id, node.value.value))
+    return out
+
+
+def constant_changes(value: int) -> tuple[int, ...]:
+    """Plausible wrong values of a constant: off by one, or for a large constant (a
+    multiplier, a magic number) off by two, which keeps its parity."""
+    step = 1 if value < 256 else 2
+    return (value + step, value - step) if value >= step else (value + step,)
+
+
 def generate(chapters: set[int] | None = None) -> list[MutantId]:
-    """Every mutant of the spec functions of `chapters`."""
-    return [MutantId(name, chapter, site) for name, chapter, fn in spec_functions(chapters)
-            for site in sites(fn)]
+    """Every mutant of the spec functions and module constants of `chapters`."""
+    out = [MutantId(name, chapter, site) for name, chapter, fn in spec_functions(chapters)
+           for site in sites(fn)]
+    for module, chapter, name, value in module_constants(chapters):
+        for new in constant_changes(value):
+            out.append(MutantId(f"{module}:{name}", chapter,
+                                Site(-1, "const", f"{value}->{new}", 0, 0)))
+    return out
+
+
+def is_constant(mutant_id: str) -> bool:
+    """True for a mutant of a module constant (`module:NAME@+0:0 const a->b`)."""
+    function = mutant_id.split("@")[0]
+    return function.rsplit(":", 1)[1].isupper()
+
+
+@contextlib.contextmanager
+def constant_planted(mutant_id: str) -> Iterator[None]:
+    """Run the block with a module constant changed in its module and in every module of
+    ours that imported it by name (the same value bound under the same name)."""
+    function, _, _, _, change = parse_id(mutant_id)
+    module_name, name = function.split(":")
+    old, new = (int(x) for x in change.split("->"))
+    if getattr(sys.modules.get(module_name) or importlib.import_module(module_name), name,
+               None) != old:
+        raise PatchError(f"{mutant_id}: {name} is not {old} (was it edited?)")
+    holders = [m for n, m in list(sys.modules.items())
+               if n.startswith("crucible_spec.") and m is not None
+               and type(vars(m).get(name)) is int and vars(m)[name] == old]
+    for m in holders:
+        setattr(m, name, new)
+    clear_caches()
+    try:
+        yield
+    finally:
+        for m in holders:
+            setattr(m, name, old)
+        clear_caches()
+
+
+def planted(mutant_id: str) -> contextlib.AbstractContextManager:
+    """The mutant `mutant_id` planted while the context is open."""
+    if is_constant(mutant_id):
+        return constant_planted(mutant_id)
+    fn, site = find(mutant_id)
+    return plant_code(fn, mutant_code(fn, site))
 
 
 def source_sha(fn: types.FunctionType) -> str:
     """Short digest of a function's source: a mutant result is stale when it changes."""
     return hashlib.sha256(source_of(fn).text.encode()).hexdigest()[:16]
+
+
+def mutant_sha(mutant_id: str) -> str:
+    """Digest of what a mutant edits (its function's source, or its constant's value)."""
+    function = mutant_id.split("@")[0]
+    if is_constant(mutant_id):
+        module_name, name = function.split(":")
+        value = getattr(importlib.import_module(module_name), name, None)
+        return hashlib.sha256(f"{function}={value}".encode()).hexdigest()[:16]
+    return source_sha(find(mutant_id)[0])
 
 
 def parse_id(text: str) -> tuple[str, int, int, str, str]:

@@ -42,6 +42,8 @@ def test_generated_mutants_have_stable_ids_and_all_compile():
     align_up = [i for i in ids if i.startswith("crucible_spec.spec.bits:align_up@")]
     assert align_up and all(i.split("@+")[1].startswith("2:") for i in align_up)  # the return
     for i in ids:
+        if mutation.is_constant(i):
+            continue
         fn, site = mutation.find(i)
         code = mutation.mutant_code(fn, site)
         assert code.co_name == fn.__code__.co_name
@@ -60,8 +62,22 @@ def test_mutants_skip_error_messages_and_input_makers():
     names = {m.id.split("@")[0] for m in mutation.generate()}
     assert not any(":random_" in n for n in names)
     for m in mutation.generate({10}):
+        if mutation.is_constant(m.id):
+            continue
         fn, site = mutation.find(m.id)
         assert "raise" not in mutation.describe(fn, site).split("(")[0]
+
+
+def test_a_constant_mutant_reaches_every_module_that_imported_it():
+    from crucible_spec.spec import hashing
+
+    ids = [m.id for m in mutation.generate({8}) if mutation.is_constant(m.id)]
+    shift = next(i for i in ids if ":FMIX64_SHIFT@" in i and "33->34" in i)
+    assert hashing.fmix64(1) == 0xB456BCFC34C2CB2C  # the golden value of fmix64(1)
+    with mutation.planted(shift):
+        assert hashing.fmix64(1) != 0xB456BCFC34C2CB2C
+    assert hashing.fmix64(1) == 0xB456BCFC34C2CB2C
+    assert mutation.constant_changes(0x100000001B3)[0] % 2 == 1  # a prime stays odd
 
 
 def _planner_mutant() -> str:
