@@ -26,6 +26,7 @@ class Row:
     obligations: list[str]
     errata: list[str]
     reasons: dict[str, str]
+    proof_note: str = ""
 
     @property
     def holes(self) -> list[str]:
@@ -56,7 +57,8 @@ def rows() -> list[Row]:
                 cells[b] = YES if name in REGISTRY.kernels[b] else MISSING
         out.append(Row(name, op.chapter, YES if name in REGISTRY.references else MISSING,
                        cells["numba"], cells["cupy"], counts.get(name, 0),
-                       REGISTRY.obligations_for(name), REGISTRY.errata_for(name), reasons))
+                       REGISTRY.obligations_for(name), REGISTRY.errata_for(name), reasons,
+                       op.proof_note))
     return out
 
 
@@ -68,16 +70,21 @@ def render(table: list[Row]) -> str:
         value = getattr(row, backend)
         if value != NA:
             return value
-        reason = row.reasons[backend]
-        notes.setdefault(reason, len(notes) + 1)
-        return f"n/a [{notes[reason]}]"
+        return f"n/a {note(row.reasons[backend])}"
 
-    def pos(ids: list[str]) -> str:
+    def note(reason: str) -> str:
+        notes.setdefault(reason, len(notes) + 1)
+        return f"[{notes[reason]}]"
+
+    def pos(row: Row) -> str:
+        ids = row.obligations
+        if not ids:
+            return f"- {note(row.proof_note)}" if row.proof_note else "-"
         return ", ".join(ids) if len(ids) <= 3 else f"{len(ids)} ({ids[0]} .. {ids[-1]})"
 
     header = ["op", "ch", "reference", "numba", "cupy", "vectors", "POs", "errata"]
     body = [[r.op, str(r.chapter), r.reference, cell(r, "numba"), cell(r, "cupy"),
-             str(r.vectors), pos(r.obligations) or "-", ", ".join(r.errata) or "-"]
+             str(r.vectors), pos(r), ", ".join(r.errata) or "-"]
             for r in table]
     widths = [max(len(x[i]) for x in [header, *body]) for i in range(len(header))]
     lines = ["  ".join(x.ljust(w) for x, w in zip(line, widths, strict=True)).rstrip()

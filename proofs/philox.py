@@ -5,6 +5,7 @@ float32 form does not: the E17.1 witness). All on the spec's own functions."""
 from __future__ import annotations
 
 import z3
+from hypothesis import strategies as st
 
 from ..spec.bits import mul, mul_hi
 from ..spec.philox import (
@@ -15,7 +16,9 @@ from ..spec.philox import (
     bump_key,
     f32_bits,
     f64_bits,
+    generate,
     mul_inverse,
+    op_key,
     philox_block,
     philox_round,
     round_inverse,
@@ -24,7 +27,7 @@ from ..spec.philox import (
     to_uniform_seed,
 )
 from ..spec.registry import Mutant
-from .obligation import Query, z3_obligation
+from .obligation import Property, Query, property_obligation, z3_obligation
 
 _EVEN_M0 = PhiloxParams(32, PHILOX4X32.m0 & ~1, PHILOX4X32.m1, PHILOX4X32.w0, PHILOX4X32.w1)
 _EVEN_W0 = PhiloxParams(32, PHILOX4X32.m0, PHILOX4X32.m1, PHILOX4X32.w0 & ~1, PHILOX4X32.w1)
@@ -208,3 +211,85 @@ def seed_reaches_one(f):
     return [Query("some x gives exactly 1.0", is_one, expect="sat"),
             Query("to_uniform(x) == 1.0 <-> x >= 0xFFFFFF80",
                   is_one != z3.UGE(x, CLAMP_FROM))]
+
+
+FACTS_M0, FACTS_M1, FACTS_W0, FACTS_W1 = 0xD2511F53, 0xCD9E8D57, 0x9E3779B9, 0xBB67AE85
+GENERATE_KATS = ((0, 0, [0x6627E8D5, 0xE169C58D, 0xBC57AC4C, 0x9B00DBD8]),
+                 (1, 0, [0xF8E4CCA4, 0x5CB200DB, 0xB1A574EB, 0x097EFF67]),
+                 (0, 1, [0xE3E80670, 0xE50A0EBC, 0x95F222C0, 0xB615AA27]))
+"""(offset, key, block) of the 64-bit API: the seed's and the Lean model's known answers."""
+
+
+def _round_formula(c: list, k: list) -> list:
+    """One round with the published constants: [hi(M1·c2) ^ c1 ^ k0, lo(M1·c2),
+    hi(M0·c0) ^ c3 ^ k1, lo(M0·c0)], the products taken in 64 bits."""
+    p0 = z3.ZeroExt(32, c[0]) * FACTS_M0
+    p1 = z3.ZeroExt(32, c[2]) * FACTS_M1
+    hi0, lo0 = z3.Extract(63, 32, p0), z3.Extract(31, 0, p0)
+    hi1, lo1 = z3.Extract(63, 32, p1), z3.Extract(31, 0, p1)
+    return [hi1 ^ c[1] ^ k[0], lo1, hi0 ^ c[3] ^ k[1], lo0]
+
+
+_TYPO_M1 = PhiloxParams(32, PHILOX4X32.m0, 0xCD9E8D53, PHILOX4X32.w0, PHILOX4X32.w1)
+
+
+@z3_obligation(
+    "PO17.20",
+    "Philox4x32-10 is pinned: one round with the spec's parameters equals the round built "
+    "from the published M0, M1 for every counter and key, the key schedule adds the "
+    "published W0, W1, and generate and the block give the known answers (10 rounds).",
+    covers=("philox.block", "philox.offset"),
+    subject=philox_block,
+    mutants=(
+        Mutant.edit("nine rounds", "the block stops one round early", philox_block,
+                    "range(p.rounds)", "range(p.rounds - 1)"),
+        Mutant.edit("M1 multiplies c0", "the high half of M0·c0 uses M1", philox_round,
+                    "mul_hi(p.m0, ctr[0], w)", "mul_hi(p.m1, ctr[0], w)"),
+        Mutant.edit("key words swapped", "the new c0 mixes in k1", philox_round,
+                    "hi1 ^ ctr[1] ^ key[0]", "hi1 ^ ctr[1] ^ key[1]"),
+        Mutant.edit("one Weyl constant", "k1 is bumped by W0", bump_key,
+                    "add(key[1], p.w1, p.width)", "add(key[1], p.w0, p.width)"),
+        Mutant("mistyped M1", "M1 = 0xCD9E8D53 (one hex digit off)",
+               lambda c, k: philox_block(c, k, _TYPO_M1)),
+    ),
+)
+def philox_pinned(block_fn):
+    c, k = _words("c", 4), _words("k", 2)
+    got = philox_round(c, k, PHILOX4X32)
+    bumped = bump_key(k, PHILOX4X32)
+    queries = [Query("round(c, k) == the published round", z3.Or(*[
+        a != b for a, b in zip(got, _round_formula(c, k), strict=True)])),
+        Query("bump_key(k) == (k0 + W0, k1 + W1)",
+              z3.Or(bumped[0] != k[0] + FACTS_W0, bumped[1] != k[1] + FACTS_W1))]
+    queries += [Query(f"block known answer ctr[0] = {ctr[0]:#x}", z3.BoolVal(
+        block_fn(ctr, key) != out)) for ctr, key, out in RANDOM123_KATS]
+    queries += [Query(f"generate({offset}, {key}) known answer", z3.BoolVal(
+        generate(offset, key) != out)) for offset, key, out in GENERATE_KATS]
+    return queries
+
+
+def _op_key_formula(case: tuple[int, int, int]) -> None:
+    master, op_index, content = case
+    h = 0xCBF29CE484222325
+    for word in (master, op_index, content):
+        for i in range(8):
+            h = ((h ^ (word >> 8 * i & 0xFF)) * 0x100000001B3) % 2**64
+    assert op_key(master, op_index, content) == h, f"{op_key(master, op_index, content):#x}"
+
+
+@property_obligation(
+    "PO17.21",
+    "op_key(master, op_index, content) is FNV-1a 64 over the 24 bytes master, op_index "
+    "widened to u64, content, each little-endian.",
+    covers=("philox.op_key",),
+    subject=op_key,
+    mutants=(Mutant.edit("op index as 4 bytes", "op_index is fed as 4 bytes, not 8", op_key,
+                         "le_bytes(op_index, 8)", "le_bytes(op_index, 4)"),
+             Mutant.edit("content before op index", "the last two words trade places", op_key,
+                         "le_bytes(op_index, 8) + le_bytes(content_hash, 8)",
+                         "le_bytes(content_hash, 8) + le_bytes(op_index, 8)")),
+)
+def op_key_fnv(_fn):
+    u64, u32 = st.integers(0, 2**64 - 1), st.integers(0, 2**32 - 1)
+    return [Property("master, op index, content", _op_key_formula, examples=200,
+                     strategy=lambda: st.tuples(u64, u32, u64))]

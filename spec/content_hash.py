@@ -11,7 +11,7 @@ from __future__ import annotations
 from hypothesis import strategies as st
 
 from ..synthetic_bench import content_bench
-from .bits import mul, to_unsigned
+from .bits import mask, mul, to_unsigned
 from .errata import NO_ERRATA, erratum
 from .errors import InvalidInput
 from .hashing import FNV_PRIME, KDIMMIX, PHI, fmix64, wymix
@@ -36,8 +36,8 @@ def packed_meta(m: dict, errata: frozenset[str] = NO_ERRATA) -> int:
     """dtype | device_type << 8 | device_idx << 16, each one byte. The code sign-extends
     dtype and device_type, so Undefined (-1) sets every bit (erratum E8.4)."""
     if E8_4 in errata:
-        return to_unsigned(m["dtype"], 64) | to_unsigned(m["device_type"], 64) << 8 | \
-            to_unsigned(m["device_idx"], 8) << 16
+        return (to_unsigned(m["dtype"], 64) | to_unsigned(m["device_type"], 64) << 8
+                | to_unsigned(m["device_idx"], 8) << 16) & mask(64)
     return to_unsigned(m["dtype"], 8) | to_unsigned(m["device_type"], 8) << 8 | \
         to_unsigned(m["device_idx"], 8) << 16
 

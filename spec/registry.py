@@ -56,6 +56,8 @@ class Op:
     bench: Callable[[int, Any], list[dict]] | None = None
     edges: Callable[[], list[dict]] | None = None
     locate: Callable[[dict], Callable[[int], str]] | None = None
+    proof_note: str = ""
+    """Why the op has no proof obligation, where none would mean anything."""
 
     def strategy(self) -> st.SearchStrategy:
         """Valid inputs (Python values): the op's declared domain, else one derived from `args`."""
