@@ -4,19 +4,11 @@ from __future__ import annotations
 
 import z3
 
-from ..spec.bits import align_up, bnot, is_pow2, pow2_index, sub
+from ..spec.bits import align_up, is_pow2, pow2_index
 from ..spec.registry import Mutant
 from .obligation import Query, z3_obligation
 
 W = 64
-
-
-def _round_up_past(x, k):
-    return (x + k) & bnot(sub(k, 1))
-
-
-def _round_down(x, k):
-    return x & bnot(sub(k, 1))
 
 
 @z3_obligation(
@@ -26,8 +18,12 @@ def _round_down(x, k):
     covers=("bits.align_up",),
     subject=align_up,
     mutants=(
-        Mutant("plus k", "(x + k) & ~(k - 1): skips an already aligned x", _round_up_past),
-        Mutant("round down", "x & ~(k - 1): can return less than x", _round_down),
+        Mutant.edit("plus k", "(x + k) & ~(k - 1): skips an already aligned x", align_up,
+                    "add(x, sub(k, 1, width), width)", "add(x, k, width)"),
+        Mutant.edit("round down", "x & ~(k - 1): can return less than x", align_up,
+                    "add(x, sub(k, 1, width), width)", "x"),
+        Mutant.edit("mask is k", "(x + k - 1) & ~k: keeps the bits below k", align_up,
+                    "bnot(sub(k, 1, width), width)", "bnot(k, width)"),
     ),
 )
 def align_up_is_least_aligned_bound(f):
@@ -41,16 +37,16 @@ def align_up_is_least_aligned_bound(f):
     ]
 
 
-def _mask_with_capacity(h, capacity):
-    return h & capacity
-
-
 @z3_obligation(
     "PO1.2",
     "For a power-of-two capacity C, h & (C - 1) == h mod C for every 64-bit index h.",
     covers=("bits.pow2_index", "TraceRing", "MetaLog"),
     subject=pow2_index,
-    mutants=(Mutant("mask is C", "h & C instead of h & (C - 1)", _mask_with_capacity),),
+    mutants=(Mutant.edit("mask is C", "h & C instead of h & (C - 1)", pow2_index,
+                         "h & sub(capacity, 1, width)", "h & capacity"),
+             Mutant.edit("mask one bit short", "h & (C - 1) >> 1: drops the top index bit",
+                         pow2_index, "h & sub(capacity, 1, width)",
+                         "h & (sub(capacity, 1, width) >> 1)")),
 )
 def bitmask_is_modulo(f):
     h, c = z3.BitVecs("h c", W)

@@ -4,12 +4,17 @@ returns its status, a short counterexample text and the number of cases or paths
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 
 from hypothesis import HealthCheck, Phase, find, settings
 from hypothesis.errors import NoSuchExample
 
 from .obligation import Contract, Property
+
+BACKEND_VARIABLE = "CRUCIBLE_SPEC_HYPOTHESIS_BACKEND"
+"""Names the hypothesis backend of property draws for a campaign (`crosshair`: symbolic draws
+through hypothesis-crosshair); unset, hypothesis's own seeded draws."""
 
 
 @dataclass(frozen=True)
@@ -47,9 +52,11 @@ def check_property(p: Property) -> Evidence:
         tried += 1
         return _fails(p.check, case) is not None
 
+    backend = os.environ.get(BACKEND_VARIABLE)
     config = settings(max_examples=p.examples, derandomize=True, database=None, deadline=None,
                       phases=(Phase.explicit, Phase.generate, Phase.shrink),
-                      suppress_health_check=list(HealthCheck), report_multiple_bugs=False)
+                      suppress_health_check=list(HealthCheck), report_multiple_bugs=False,
+                      **({"backend": backend} if backend else {}))
     try:
         case = find(p.strategy(), violated, settings=config)
     except NoSuchExample:
@@ -67,7 +74,8 @@ def check_contract(c: Contract) -> Evidence:
                                 max_iterations=c.iterations, per_condition_timeout=c.seconds,
                                 per_path_timeout=max(1.0, c.seconds / 4))
     messages = list(run_checkables(analyze_function(c.fn, options)))
-    bad = [m for m in messages if m.state not in (MessageType.CONFIRMED,)]
+    bad = [m for m in messages
+           if m.state not in (MessageType.CONFIRMED, MessageType.CANNOT_CONFIRM)]
     if bad:
         return Evidence("; ".join(f"{m.state.name}: {m.message}" for m in bad)[:1500],
                         c.iterations)

@@ -3,22 +3,22 @@
 from __future__ import annotations
 
 import random
-from dataclasses import replace
 
 import z3
 
+from ..spec.bits import align_up
 from ..spec.memory_plan import (
     ALIGNMENT,
-    FirstFit,
     Plan,
     PlanSlot,
+    _direct_reuse,
     _first_fit,
     align256,
     compute_memory_plan,
+    sweep,
 )
-from ..spec.memory_plan import sweep as spec_sweep
 from ..spec.registry import Mutant
-from .obligation import Query, z3_obligation
+from .obligation import Property, Query, property_obligation, z3_obligation
 
 RNG_SEED = 0x10AD
 SIZES = (0, 1, 255, 256, 257, 512, 700, 768, 1024, 1500, 2048, 4096)
@@ -83,7 +83,7 @@ def violation(slots: list[PlanSlot], plan: Plan) -> z3.BoolRef:
     are any two rows of the instance; the value fields are w bits, room for every sum of two
     without wrapping."""
     pool = plan.pool_bytes
-    sizes = [align256(s.nbytes) for s in slots]
+    sizes = [align_up(s.nbytes, ALIGNMENT) for s in slots]
     w = max(pool, *plan.offsets, *sizes, *(s.death_op for s in slots)).bit_length() + 2
     widths = (len(slots).bit_length(), 1, w, w, w, w)
     values = [(k, int(not s.is_external), plan.offsets[k], sizes[k], s.birth_op, s.death_op)
@@ -103,36 +103,29 @@ def violation(slots: list[PlanSlot], plan: Plan) -> z3.BoolRef:
               z3.BoolVal(pool % ALIGNMENT != 0)))
 
 
-def sweep(slots: list[PlanSlot], free_delay: int = 1, first_fit: FirstFit = _first_fit) -> Plan:
-    """compute_memory_plan's sweep (device fields aside) with its knobs exposed for the
-    mutants."""
-    plan = Plan([0] * len(slots), num_external=sum(s.is_external for s in slots))
-    spec_sweep(slots, plan, [i for i, s in enumerate(slots) if not s.is_external], free_delay,
-               first_fit)
-    return plan
+# --- bugs planted in the spec's planner ------------------------------------------------------
 
-
-def _first_fit_no_shrink(free: list[list[int]], size: int, pool_end: int) -> tuple[int, int]:
-    for entry in free:
-        if entry[1] >= size:
-            return entry[0], pool_end
-    return pool_end, pool_end + size
-
-
-def frees_at_death(slots: list[PlanSlot]) -> Plan:
-    """Mutant: a slot's space is free again at its death op, while it is still alive."""
-    return sweep(slots, free_delay=0)
-
-
-def first_fit_keeps_entry(slots: list[PlanSlot]) -> Plan:
-    """Mutant: first fit hands out a free entry's start but never shrinks or removes it."""
-    return sweep(slots, first_fit=_first_fit_no_shrink)
-
-
-def rounds_down(slots: list[PlanSlot]) -> Plan:
-    """Mutant: sizes are rounded down to 256 bytes, so a 257-byte slot gets 256."""
-    return compute_memory_plan([replace(s, nbytes=s.nbytes // ALIGNMENT * ALIGNMENT)
-                                for s in slots])
+FREES_AT_DEATH = Mutant.edit("frees at death", "a slot is freed at its death op, not the op "
+                             "after, while it is still alive", sweep, "slots[i].death_op + 1",
+                             "slots[i].death_op")
+SPLIT_KEEPS_START = Mutant.edit("split keeps the start", "first fit takes the head of a larger "
+                                "free entry but only shrinks it, leaving its start in place",
+                                _first_fit, "                entry[0] += size\n", "")
+EXACT_FIT_KEPT = Mutant.edit("exact fit kept", "first fit does not remove a free entry it "
+                             "takes whole", _first_fit,
+                             "free[k] = free[-1]\n                free.pop()", "pass")
+DYING_TAKEN_TWICE = Mutant.edit("dying slot taken twice", "direct reuse can give one dying "
+                                "slot to two newborns", _direct_reuse, "d not in used and ", "")
+WASTE_AT_START = Mutant.edit("waste at the start", "the waste of a direct reuse is freed from "
+                             "the slot's start, not past the newborn", _direct_reuse,
+                             "_push(free, plan.offsets[d] + size, waste)",
+                             "_push(free, plan.offsets[d], waste)")
+ROUNDS_DOWN = Mutant.edit("rounds down", "sizes are rounded down to 256 bytes, not up",
+                          align256, "(n + ALIGNMENT - 1) & ~(ALIGNMENT - 1)",
+                          "n & ~(ALIGNMENT - 1)")
+NO_ALIGNMENT = Mutant.edit("no 256-byte alignment", "the planner uses the byte sizes as they "
+                           "are, unrounded", align256, "(n + ALIGNMENT - 1) & ~(ALIGNMENT - 1)",
+                           "n")
 
 
 @z3_obligation(
@@ -145,13 +138,98 @@ def rounds_down(slots: list[PlanSlot]) -> Plan:
     "multiple of 256.",
     covers=("plan.compute", "trace.build"),
     subject=compute_memory_plan,
-    mutants=(Mutant("frees at death", "a slot is freed at its death op, not the op after",
-                    frees_at_death),
-             Mutant("first fit keeps the entry", "first fit does not shrink the free entry "
-                    "it takes", first_fit_keeps_entry),
-             Mutant("rounds down", "sizes are rounded down to 256 bytes, not up",
-                    rounds_down)),
+    mutants=(FREES_AT_DEATH, SPLIT_KEEPS_START, EXACT_FIT_KEPT, DYING_TAKEN_TWICE,
+             WASTE_AT_START, ROUNDS_DOWN, NO_ALIGNMENT),
 )
 def plans_are_valid(planner):
     return [Query(f"instance {k} ({len(slots)} slots)", violation(slots, planner(slots)))
             for k, slots in enumerate(instances())]
+
+
+@z3_obligation(
+    "PO10.60",
+    "The planner's size rounding align256(n) is align_up(n, 256) (PO1.1: the least multiple "
+    "of 256 that is >= n) for every 64-bit n.",
+    covers=("plan.compute",),
+    subject=align256,
+    mutants=(ROUNDS_DOWN, NO_ALIGNMENT,
+             Mutant.edit("rounds to 255", "the mask is ~ALIGNMENT, not ~(ALIGNMENT - 1)",
+                         align256, "& ~(ALIGNMENT - 1)", "& ~ALIGNMENT")),
+)
+def align256_is_align_up(f):
+    n = z3.BitVec("n", 64)
+    return [Query("align256(n) == align_up(n, 256)", f(n) != align_up(n, ALIGNMENT))]
+
+
+S = PlanSlot
+KNOWN_PLANS = (
+    ("the seed's test", [S(1024, 0, 5), S(2048, 1, 3), S(1024, 4, 7), S(512, 0, 7, True)],
+     [0, 1024, 1024, 0], 3072),
+    ("best-fit direct reuse at op 3",
+     [S(1024, 0, 2), S(4096, 1, 2), S(1000, 3, 6), S(3000, 3, 5), S(256, 0, 6), S(5000, 6, 7)],
+     [0, 1280, 0, 1280, 1024, 5376], 10496),
+    ("zero-size and tiny slots",
+     [S(0, 0, 1), S(1, 0, 1), S(0, 1, 2), S(256, 1, 3), S(257, 2, 3)],
+     [0, 0, 256, 256, 512], 1024),
+    ("same birth op, many slots, freed later into the free list",
+     [S(512, 0, 0), S(768, 0, 1), S(1024, 0, 2), S(2048, 2, 4), S(300, 3, 5), S(200, 3, 5),
+      S(1280, 4, 6), S(100, 7, 8)],
+     [0, 512, 1280, 2304, 1280, 0, 4352, 4352], 5632),
+)
+"""(name, slots, offsets, pool bytes): plans the real planner made (golden values of crucible
+8d2680a2)."""
+
+DOCUMENTED_PLANS = (
+    ("least waste, not the first dying slot that fits",
+     [S(1024, 0, 0), S(256, 0, 0), S(256, 1, 1)], [0, 1024, 1024], 1280),
+    ("the earliest dying slot on a tie", [S(256, 0, 0), S(256, 0, 0), S(256, 1, 1)],
+     [0, 256, 0], 512),
+    ("a reuse's waste goes to the free list",
+     [S(1024, 0, 0), S(256, 1, 3), S(256, 2, 3)], [0, 0, 256], 1024),
+    ("swap-remove moves the last free entry forward",
+     [S(512, 0, 0), S(768, 0, 0), S(1024, 0, 0), S(512, 2, 3), S(512, 2, 3)],
+     [0, 512, 1280, 0, 1280], 2304),
+)
+"""Plans worked out by hand from the documented sweep: best-fit direct reuse (least waste,
+earliest on a tie, the waste pushed past the newborn), then first fit over the free list in
+index order with swap-remove."""
+
+
+def _plans_as_the_code_does(planner):
+    def check(case) -> None:
+        _, slots, offsets, pool = case
+        plan = planner(slots)
+        assert (plan.offsets, plan.pool_bytes) == (offsets, pool), (plan.offsets,
+                                                                    plan.pool_bytes)
+        assert plan.num_external == sum(s.is_external for s in slots)
+
+    return check
+
+
+@property_obligation(
+    "PO10.61",
+    "The memory planner makes the real code's plans: on its 4 known instances (the seed's "
+    "test, best-fit direct reuse, zero-size and tiny slots, first fit over a free list) and on "
+    "4 worked by hand from the documented sweep (least waste, earliest on a tie, waste freed, "
+    "swap-remove) every offset, the pool size and the external count are the code's.",
+    covers=("plan.compute",),
+    subject=compute_memory_plan,
+    mutants=(FREES_AT_DEATH, ROUNDS_DOWN,
+             Mutant.edit("first fit of the dying", "a newborn reuses the first dying slot "
+                         "that fits, not the one wasting least", _direct_reuse,
+                         "(best is None or room - size < best[1])", "best is None"),
+             Mutant.edit("order-keeping removal", "an entry taken whole is removed in place, "
+                         "not replaced by the last", _first_fit,
+                         "free[k] = free[-1]\n                free.pop()", "free.pop(k)"),
+             Mutant.edit("latest on a tie", "direct reuse takes the last of equally wasteful "
+                         "dying slots", _direct_reuse, "room - size < best[1]",
+                         "room - size <= best[1]"),
+             Mutant.edit("waste dropped", "the waste of a direct reuse is not freed",
+                         _direct_reuse, "            if waste:\n                _push(free, "
+                         "plan.offsets[d] + size, waste)\n", "")),
+)
+def plans_known(planner):
+    return [Property("known plans", _plans_as_the_code_does(planner),
+                     cases=lambda: KNOWN_PLANS),
+            Property("plans worked by hand", _plans_as_the_code_does(planner),
+                     cases=lambda: DOCUMENTED_PLANS)]

@@ -1,19 +1,13 @@
 """Chapter 11 and 18 obligations: the replay modes, explored exhaustively at small bounds —
 CrucibleContext, Vigil's foreground (dispatch, alignment, divergence, alternates, rollback), the
-TransactionLog and the RegionCache. Mutants swap one spec function for a plausible bug while
-the machine steps."""
+TransactionLog and the RegionCache. Each obligation's subject is the spec machine it explores;
+every mutant is a bug planted in the spec code the machine steps (the engine, the context,
+Vigil, the log, the cache)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from contextlib import ExitStack
-from dataclasses import replace
-from unittest import mock
-
 from ..spec import crucible_context, region_cache, replay_engine, transaction, vigil
-from ..spec.machine import Machine
 from ..spec.registry import Mutant
-from ..spec.replay_engine import ReplayStatus
 from ..spec.replay_machines import (
     alignment_machine,
     cache_machine,
@@ -23,8 +17,6 @@ from ..spec.replay_machines import (
     vigil_machine,
 )
 from ..spec.replay_region import Guard
-from ..spec.transaction import E18_9, TxStatus
-from ..spec.vigil import E11_5, E11_6
 from .obligation import model_obligation
 
 G = {f"g{i}": Guard(0x100 + i, 0x200 + i) for i in range(4)}
@@ -32,33 +24,75 @@ ALPHABET = G | {"h2": Guard(0x102, 0x302), "x": Guard(0xBAD, 0x200),
                 "s1": Guard(0x101, 0x201, 0x9)}
 """The ops of the region variants, a variant's op 2, a foreign op and op 1 from another scope."""
 
+# --- bugs planted in the spec's replay code ---------------------------------------------------
 
-def patched(m: Machine, patches: dict[tuple[object, str], object]) -> Machine:
-    """m whose steps run with the given module attributes swapped (a mutant)."""
-    if not patches:
-        return m
-
-    def steps(s):
-        with ExitStack() as stack:
-            for (module, name), new in patches.items():
-                stack.enter_context(mock.patch.object(module, name, new))
-            return list(m.steps(s))
-
-    return replace(m, steps=steps)
-
-
-def _moving_advance(e, got, errata=frozenset()):
-    """The bug: a mismatch still moves the cursor."""
-    s = _ADVANCE(e, got, errata)
-    if s == ReplayStatus.DIVERGED and e.cursor < len(e.ops) - 1:
-        e.current, e.cursor = e.cursor, e.cursor + 1
-        replay_engine.prime(e)
-    return s
-
-
-_ADVANCE = replay_engine.advance
-_CONTEXT_BUGS = {"moving advance": {(replay_engine, "advance"): _moving_advance},
-                 "no reset": {(replay_engine, "reset"): lambda e: None}}
+MOVING_ADVANCE = Mutant.edit(
+    "moving advance", "advance moves the cursor before it checks the guard, so a mismatch "
+    "moves it too", replay_engine.advance,
+    "    if guard_key(got, errata) != guard_key(e.expected, errata):  # 1. a guard fails: no "
+    "move\n        return ReplayStatus.DIVERGED\n    e.current = e.cursor  # 2. matched\n"
+    "    e.cursor += 1\n",
+    "    e.current = e.cursor\n    e.cursor += 1\n"
+    "    if guard_key(got, errata) != guard_key(e.expected, errata):\n"
+    "        return ReplayStatus.DIVERGED\n")
+COMPLETE_EARLY = Mutant.edit("complete one op early", "the pass completes when the cursor "
+                             "reaches the last op, not the end", replay_engine.advance,
+                             "if e.cursor == len(e.ops):", "if e.cursor == len(e.ops) - 1:")
+NO_RESET = Mutant.edit("no reset", "a COMPLETE pass does not reset the engine",
+                       crucible_context.advance, "engine_.reset(c.engine)", "pass")
+DIVERGENCE_AS_ITERATION = Mutant.edit(
+    "divergence counted as an iteration", "a DIVERGED advance bumps compiled_iterations",
+    crucible_context.advance, "c.diverged_count += 1", "c.compiled_iterations += 1")
+RECORDS_DIVERGENT_OP = Mutant.edit(
+    "records divergent op", "the fallback records the op that diverged", vigil.handle_divergence,
+    "    ctx_.deactivate(v.ctx)  # 5. fall back to recording; g is not recorded\n",
+    "    ctx_.deactivate(v.ctx)\n    record_op(v, g)\n")
+FALLBACK_STAYS_COMPILED = Mutant.edit(
+    "fallback stays compiled", "the fallback does not deactivate the context",
+    vigil.handle_divergence, "ctx_.deactivate(v.ctx)  # 5.", "pass  # 5.")
+ALIGNING_OP_RECORDED = Mutant.edit(
+    "aligning op recorded", "an op used to align with a published region is recorded too",
+    vigil.dispatch_transition, "        try_align(v, g, errata)\n",
+    "        record_op(v, g)\n        try_align(v, g, errata)\n")
+THRESHOLD_K_MINUS_1 = Mutant.edit("threshold K - 1", "alignment compiles after K - 1 ops",
+                                  vigil.try_align, "min(r.num_ops, ALIGNMENT_K)",
+                                  "min(r.num_ops, ALIGNMENT_K - 1)")
+THRESHOLD_ONE_LATE = Mutant.edit("threshold one late", "the threshold test is <= instead of <",
+                                 vigil.try_align, "if v.alignment_pos < min(",
+                                 "if v.alignment_pos <= min(")
+SHORTEST_SUFFIX = Mutant.edit("shortest suffix", "alignment keeps the shortest suffix of the "
+                              "stream that starts the region, not the longest",
+                              vigil.alignment_step, "for n in range(len(seq), 0, -1):",
+                              "for n in range(1, len(seq) + 1):")
+NO_RESTART_AT_OP_0 = Mutant.edit("no restart at op 0", "a mismatch that is the region's op 0 "
+                                 "is not kept as a new start", vigil.alignment_step,
+                                 "for n in range(len(seq), 0, -1):",
+                                 "for n in range(len(seq), 1, -1):")
+BEGIN_UNMASKED = Mutant.edit("begin compares the unmasked head", "begin_tx compares the active "
+                             "slot with the raw head, so once the log wraps it overwrites the "
+                             "active transaction", transaction.begin_tx,
+                             "log.active == log.head & mask", "log.active == log.head")
+ROLLBACK_KEEPS_ACTIVE = Mutant.edit(
+    "rollback keeps active", "rollback does not mark the active one ROLLED_BACK",
+    transaction.rollback, "    if log.active is not None:\n"
+    "        log.entries[log.active].status = TxStatus.ROLLED_BACK\n", "")
+ACTIVATE_KEEPS_OLD = Mutant.edit("activate keeps the old one", "activate does not supersede "
+                                 "the active transaction", transaction.activate,
+                                 "log.entries[old].status = TxStatus.SUPERSEDED", "pass")
+ROLLBACK_KEEPS_ALIGNING = Mutant.edit(
+    "rollback keeps aligning", "rollback drops a pending region but keeps the one aligning "
+    "(E11.6 in part)", vigil.rollback, "v.pending_region = v.pending_activation = None",
+    "v.pending_region = None")
+ROLLBACK_LOG_ONLY = Mutant.edit(
+    "rollback log only", "rollback does not re-activate the context on the restored region",
+    vigil.rollback, "        if ctx_.activate(v.ctx, r):  # 4\n"
+    "            register_externals_from_region(v, r)\n", "")
+DEDUP_NEWEST_ONLY = Mutant.edit("dedup newest only", "find looks at the newest entry only",
+                                region_cache.find, "for idx in mru(c):",
+                                "for idx in mru(c)[:1]:")
+COUNT_UNCAPPED = Mutant.edit("count uncapped", "count grows past the capacity",
+                             region_cache.insert, "c.count = min(c.count + 1, c.capacity)",
+                             "c.count = c.count + 1")
 
 
 @model_obligation(
@@ -68,33 +102,19 @@ _CONTEXT_BUGS = {"moving advance": {(replay_engine, "advance"): _moving_advance}
     "the cursor and counts one divergence; MATCH moves the cursor by one; COMPLETE counts one "
     "pass and leaves cursor 0 with the last op current; the counters never decrease.",
     covers=("replay.engine", "context.simulate", "vigil.dispatch", "CrucibleContext"),
-    subject=None,
-    mutants=(Mutant("moving advance", "advance moves the cursor on a mismatch",
-                    "moving advance"),
-             Mutant("no reset", "a COMPLETE pass does not reset the engine", "no reset")),
+    subject=context_machine,
+    mutants=(MOVING_ADVANCE, COMPLETE_EARLY, NO_RESET, DIVERGENCE_AS_ITERATION),
 )
-def context_modes(bug):
+def context_modes(machine):
     alphabet = {k: ALPHABET[k] for k in ("g0", "g1", "g2", "g3", "x", "s1")}
-    m = context_machine([chain(0, [G["g0"], G["g1"], G["g2"]]), chain(1, [G["g0"], G["g3"]])],
-                        alphabet)
-    return [patched(m, _CONTEXT_BUGS.get(bug, {}))]
+    return [machine([chain(0, [G["g0"], G["g1"], G["g2"]]), chain(1, [G["g0"], G["g3"]])],
+                    alphabet)]
 
 
 def _regions():
     return [chain(0, [G[f"g{i}"] for i in range(4)]),
             chain(1, [G["g0"], G["g1"], ALPHABET["h2"], G["g3"]]),
             chain(2, [G["g0"], G["g1"]], planned=False)]
-
-
-def _record_divergent(v, g, d) -> None:
-    if d.status == ReplayStatus.DIVERGED:
-        vigil.record_op(v, g)
-
-
-_VIGIL_BUGS: dict[str, tuple[dict, Callable | None]] = {
-    "records divergent op": ({}, _record_divergent),
-    "fallback stays compiled": ({(crucible_context, "deactivate"): lambda c: None}, None),
-}
 
 
 @model_obligation(
@@ -106,16 +126,12 @@ _VIGIL_BUGS: dict[str, tuple[dict, Callable | None]] = {
     "op not recorded; replayed and aligning ops are never recorded; the context is compiled "
     "exactly when a region is active.",
     covers=("vigil.dispatch", "Vigil"),
-    subject=None,
-    mutants=(Mutant("records divergent op", "the fallback records the op that diverged",
-                    "records divergent op"),
-             Mutant("fallback stays compiled", "the fallback does not deactivate the context",
-                    "fallback stays compiled")),
+    subject=vigil_machine,
+    mutants=(RECORDS_DIVERGENT_OP, FALLBACK_STAYS_COMPILED, ALIGNING_OP_RECORDED),
     timeout_s=300.0,
 )
-def vigil_modes(bug):
-    patches, extra = _VIGIL_BUGS.get(bug, ({}, None))
-    return [patched(vigil_machine(_regions(), ALPHABET, 3, extra=extra), patches)]
+def vigil_modes(machine):
+    return [machine(_regions(), ALPHABET, 3)]
 
 
 _A, _B, _C, _X = Guard(1, 0), Guard(2, 0), Guard(3, 0), Guard(9, 0)
@@ -128,28 +144,13 @@ _A, _B, _C, _X = Guard(1, 0), Guard(2, 0), Guard(3, 0), Guard(9, 0)
     "a b a b c a with overlapping starts, and a 3-op one), never earlier, and the engine is "
     "then at min(K, n) mod n.",
     covers=("vigil.dispatch",),
-    subject=None,
-    mutants=(Mutant("threshold K - 1", "ALIGNMENT_K = 4", "threshold K - 1"),
-             Mutant("threshold K + 1", "ALIGNMENT_K = 6", "threshold K + 1"),
-             Mutant("naive restart", "the seed's restart from 0 on a mismatch (E11.5)",
-                    "naive restart")),
+    subject=alignment_machine,
+    mutants=(THRESHOLD_K_MINUS_1, THRESHOLD_ONE_LATE, SHORTEST_SUFFIX, NO_RESTART_AT_OP_0),
 )
-def alignment_threshold(bug):
-    errata = frozenset({E11_5}) if bug == "naive restart" else frozenset()
-    k = {"threshold K - 1": 4, "threshold K + 1": 6}.get(bug)
+def alignment_threshold(machine):
     alphabet = {"a": _A, "b": _B, "c": _C, "x": _X}
-    machines = [alignment_machine(chain(0, [_A, _B, _A, _B, _C, _A]), alphabet, errata),
-                alignment_machine(chain(0, [_A, _A, _B]), alphabet, errata)]
-    return [patched(m, {(vigil, "ALIGNMENT_K"): k} if k else {}) for m in machines]
-
-
-def _rollback_keeps_active(log) -> bool:
-    p = transaction.previous(log)
-    if p is None:
-        return False
-    log.entries[p].status = TxStatus.ACTIVE
-    log.active = p
-    return True
+    return [machine(chain(0, [_A, _B, _A, _B, _C, _A]), alphabet),
+            machine(chain(0, [_A, _A, _B]), alphabet)]
 
 
 @model_obligation(
@@ -157,29 +158,11 @@ def _rollback_keeps_active(log) -> bool:
     "TransactionLog<2> and <4>, every sequence of begin, commit, activate and rollback: at most "
     "one transaction is ACTIVE, and active() names it.",
     covers=("txlog.simulate", "TransactionLog"),
-    subject=None,
-    mutants=(Mutant("begin overwrites active", "the seed's begin_tx reuses the active slot "
-                                               "(E18.9)", "begin overwrites active"),
-             Mutant("rollback keeps active", "rollback does not mark the active one "
-                                             "ROLLED_BACK", "rollback keeps active")),
+    subject=txlog_machine,
+    mutants=(BEGIN_UNMASKED, ROLLBACK_KEEPS_ACTIVE, ACTIVATE_KEEPS_OLD),
 )
-def txlog_one_active(bug):
-    errata = frozenset({E18_9}) if bug == "begin overwrites active" else frozenset()
-    patches = {(transaction, "rollback"): _rollback_keeps_active} \
-        if bug == "rollback keeps active" else {}
-    return [patched(txlog_machine(c, errata), patches) for c in (2, 4)]
-
-
-def _rollback_log_only(v, errata=frozenset()) -> bool:
-    """The bug: only the log rolls back; the context keeps what it had."""
-    return transaction.rollback(v.tx_log)
-
-
-_ROLLBACK_BUGS: dict[str, tuple[dict, frozenset[str]]] = {
-    "rollback keeps pending": ({}, frozenset({E11_6})),
-    "rollback log only": ({(vigil, "rollback"): _rollback_log_only}, frozenset()),
-    "rollback keeps active": ({(transaction, "rollback"): _rollback_keeps_active}, frozenset()),
-}
+def txlog_one_active(machine):
+    return [machine(c) for c in (2, 4)]
 
 
 @model_obligation(
@@ -189,33 +172,12 @@ _ROLLBACK_BUGS: dict[str, tuple[dict, frozenset[str]]] = {
     "hold; after a rollback the context replays the restored transaction's region when that "
     "has a plan (RECORD otherwise); at most one transaction is ACTIVE and active() names it.",
     covers=("vigil.dispatch", "Vigil", "TransactionLog"),
-    subject=None,
-    mutants=(Mutant("rollback keeps pending", "the seed's rollback leaves a region waiting to "
-                                              "align (E11.6)", "rollback keeps pending"),
-             Mutant("rollback log only", "rollback leaves the context as it was",
-                    "rollback log only"),
-             Mutant("rollback keeps active", "the log's rollback does not mark the active one "
-                                             "ROLLED_BACK", "rollback keeps active")),
+    subject=vigil_machine,
+    mutants=(ROLLBACK_KEEPS_ALIGNING, ROLLBACK_LOG_ONLY, ROLLBACK_KEEPS_ACTIVE),
     timeout_s=300.0,
 )
-def vigil_rollback(bug):
-    patches, errata = _ROLLBACK_BUGS.get(bug, ({}, frozenset()))
-    return [patched(vigil_machine(_regions(), ALPHABET, 2, errata, rollbacks=1), patches)]
-
-
-def _find_newest(c, content_hash):
-    idx = region_cache.mru(c)[:1]
-    return c.regions[idx[0]] if idx and c.content_hashes[idx[0]] == content_hash else None
-
-
-def _uncapped_insert(c, r) -> bool:
-    if region_cache.find(c, r.content_hash) is not None:
-        return False
-    idx = c.head & (c.capacity - 1)
-    c.regions[idx], c.content_hashes[idx], c.num_ops[idx] = r, r.content_hash, r.num_ops
-    c.head += 1
-    c.count += 1
-    return True
+def vigil_rollback(machine):
+    return [machine(_regions(), ALPHABET, 2, rollbacks=1)]
 
 
 @model_obligation(
@@ -223,13 +185,8 @@ def _uncapped_insert(c, r) -> bool:
     "RegionCache at capacities 2 and 4, every sequence of inserts of regions whose content "
     "hashes repeat: no two entries share a content hash, and at most capacity are held.",
     covers=("region_cache.simulate", "RegionCache"),
-    subject=None,
-    mutants=(Mutant("dedup newest only", "insert checks only the newest entry's hash",
-                    "dedup newest only"),
-             Mutant("count uncapped", "count grows past the capacity", "count uncapped")),
+    subject=cache_machine,
+    mutants=(DEDUP_NEWEST_ONLY, COUNT_UNCAPPED),
 )
-def cache_unique(bug):
-    patches = {"dedup newest only": {(region_cache, "find"): _find_newest},
-               "count uncapped": {(region_cache, "insert"): _uncapped_insert}}.get(bug, {})
-    return [patched(cache_machine(2, [1, 2, 3, 1]), patches),
-            patched(cache_machine(4, [1, 2, 3, 1, 4, 5]), patches)]
+def cache_unique(machine):
+    return [machine(2, [1, 2, 3, 1]), machine(4, [1, 2, 3, 1, 4, 5])]

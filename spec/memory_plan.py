@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
 
 from hypothesis import strategies as st
@@ -127,19 +126,14 @@ def _first_fit(free: list[list[int]], size: int, pool_end: int) -> tuple[int, in
     return pool_end, pool_end + size
 
 
-FirstFit = Callable[[list[list[int]], int, int], tuple[int, int]]
-
-
-def sweep(slots: list[PlanSlot], plan: Plan, internal: list[int], free_delay: int = 1,
-          first_fit: FirstFit = _first_fit) -> None:
+def sweep(slots: list[PlanSlot], plan: Plan, internal: list[int]) -> None:
     """Steps 4-6 of compute_memory_plan: place the internal slots into plan; a slot is freed
-    `free_delay` ops after its death and a newborn not reusing a dying slot goes to
-    `first_fit`."""
+    the op after its death, and a newborn not reusing a dying slot goes to first fit."""
     born: dict[int, list[int]] = {}
     freed: dict[int, list[int]] = {}
     for i in internal:  # 4. buckets by op, in slot order
         born.setdefault(slots[i].birth_op, []).append(i)
-        freed.setdefault(slots[i].death_op + free_delay, []).append(i)
+        freed.setdefault(slots[i].death_op + 1, []).append(i)
     free: list[list[int]] = []  # 5. unordered (offset, size) entries
     for op in sorted(born.keys() | freed.keys()):  # 6. the ops where something happens
         dying, newborn = freed.get(op, []), born.get(op, [])
@@ -149,8 +143,8 @@ def sweep(slots: list[PlanSlot], plan: Plan, internal: list[int], free_delay: in
                 _push(free, plan.offsets[d], align256(slots[d].nbytes))
         for b in newborn:  # c
             if b not in placed:
-                plan.offsets[b], plan.pool_bytes = first_fit(free, align256(slots[b].nbytes),
-                                                             plan.pool_bytes)
+                plan.offsets[b], plan.pool_bytes = _first_fit(free, align256(slots[b].nbytes),
+                                                              plan.pool_bytes)
 
 
 def live_lower_bound(slots: list[PlanSlot]) -> int:

@@ -158,11 +158,9 @@ def vigil_key(v: vg.Vigil, publishes: int, rollbacks: int, facts: Facts,
 
 
 def vigil_machine(regions: list[ReplayRegion], alphabet: dict[str, Guard], publishes: int,
-                  errata: frozenset[str] = NO_ERRATA, extra: Callable | None = None,
-                  rollbacks: int = 0) -> Machine:
+                  errata: frozenset[str] = NO_ERRATA, rollbacks: int = 0) -> Machine:
     """Any interleaving of dispatched ops (from the alphabet), up to `publishes` region
-    publications and up to `rollbacks` rollbacks. `extra(vigil, guard, result)` lets a mutant
-    act after a dispatch."""
+    publications and up to `rollbacks` rollbacks."""
     log = rollbacks > 0
 
     def steps(s: Snap) -> Iterator[tuple[str, Snap]]:
@@ -177,8 +175,6 @@ def vigil_machine(regions: list[ReplayRegion], alphabet: dict[str, Guard], publi
             label = f"dispatch {name}"
             try:
                 d = vg.dispatch_op(v, g, errata)
-                if extra is not None:
-                    extra(v, g, d)
             except (AssertionError, IndexError) as e:
                 yield _stuck(label, e)
                 continue
