@@ -5,11 +5,16 @@ Per op: passed / failed / xfail / skipped cases, or unsupported; the first failu
 exact field path and byte; the implementation's time against the reference's on the same
 cases. Misbehaviour (crash, hang, garbage, flood) is recorded as an event and the run goes on
 with a fresh process; after three in a row an op's remaining cases are skipped.
+
+Fuzzing sends each op's inputs in blocks of FUZZ_BLOCK, each drawn by hypothesis from a seed
+of its own (`block_seed`), so a block's inputs are the same whichever process sends it: a
+sharded run (conformance/sharded.py) sends the same cases and merges to the same result.
 """
 
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -26,6 +31,7 @@ from .vectors import Case
 
 MAX_FAILURES_SHOWN = 5
 GIVE_UP_AFTER = 3
+FUZZ_BLOCK = 100
 UNSUPPORTED_CODES = ("unsupported", "unknown_op")
 
 
@@ -49,6 +55,13 @@ class Failure:
         return {"op": self.op, "case": self.index, "source": self.source, "args": self.args,
                 "kind": self.kind, "detail": self.detail, "text": self.describe(),
                 "difference": self.difference.to_json() if self.difference else None}
+
+    @staticmethod
+    def from_json(d: dict) -> Failure:
+        diff = d["difference"]
+        return Failure(d["op"], d["case"], d["source"], d["args"], d["kind"],
+                       Difference(**{k: v for k, v in diff.items() if k != "text"})
+                       if diff else None, d["detail"])
 
 
 @dataclass
@@ -80,6 +93,14 @@ class OpResult:
         if self.skipped:
             return "incomplete"
         return "pass"
+
+    def to_json(self) -> dict:
+        return {k: getattr(self, k) for k in self.__dataclass_fields__} | {
+            "failures": [f.to_json() for f in self.failures]}
+
+    @staticmethod
+    def from_json(d: dict) -> OpResult:
+        return OpResult(**d | {"failures": [Failure.from_json(f) for f in d["failures"]]})
 
 
 class Xfail:
@@ -189,12 +210,32 @@ def _record(res: OpResult, run: Run, failure: Failure) -> None:
         res.failures.append(failure)
 
 
-def fuzz_op(run: Run, op: Op, examples: int, seed_value: int) -> dict:
+def fuzz_blocks(examples: int) -> list[int]:
+    """The sizes of one op's fuzz blocks: FUZZ_BLOCK inputs each, the last one the rest."""
+    return [min(FUZZ_BLOCK, examples - start) for start in range(0, examples, FUZZ_BLOCK)]
+
+
+def block_seed(seed_value: int, block: int) -> int:
+    """The hypothesis seed of fuzz block `block`: the run's own seed for block 0 (so a run of
+    up to FUZZ_BLOCK inputs draws what it always drew), else one derived from both."""
+    if block == 0:
+        return seed_value
+    digest = hashlib.sha256(f"crucible-spec fuzz {seed_value} {block}".encode()).digest()
+    return int.from_bytes(digest[:8], "big")
+
+
+def fuzz_wanted(res: OpResult) -> bool:
+    """An op is fuzzed only when its vectors all ran on an implementation that serves it."""
+    return not res.unsupported and not res.skipped
+
+
+def fuzz_block(run: Run, op: Op, examples: int, seed_value: int) -> dict:
     """Send `examples` inputs from the op's domain; shrink a failing one by asking again.
 
     Hypothesis drives the search: each example is one request to the implementation, and a
     failure is shrunk by re-running smaller inputs through the same protocol. The last
-    failure hypothesis replays is the minimal one."""
+    failure hypothesis replays is the minimal one. The inputs depend only on the op, the
+    examples and the seed, never on what the run sent before."""
     reference = Implementation("reference", run.errata)
     state: dict = {"runs": 0, "failure": None}
 
@@ -225,6 +266,28 @@ def fuzz_op(run: Run, op: Op, examples: int, seed_value: int) -> dict:
             "failure": failure.to_json() if failure else None}
 
 
+def merge_fuzz(examples: int, parts: list[dict]) -> dict:
+    """One op's fuzz result from its blocks' results in block order: the requests up to and
+    including the first failing block, and that block's minimal failure."""
+    requests, failure = 0, None
+    for part in parts:
+        requests += part["requests"]
+        if part["failure"]:
+            failure = part["failure"]
+            break
+    return {"examples": examples, "requests": requests, "failure": failure}
+
+
+def fuzz_op(run: Run, op: Op, examples: int, seed_value: int) -> dict:
+    """Fuzz one op block by block (see `fuzz_block`), stopping after the first failing block."""
+    parts: list[dict] = []
+    for block, size in enumerate(fuzz_blocks(examples)):
+        parts.append(fuzz_block(run, op, size, block_seed(seed_value, block)))
+        if parts[-1]["failure"]:
+            break
+    return merge_fuzz(examples, parts)
+
+
 def run_suite(client: Client, suite: dict[str, list[Case]], errata: frozenset[str],
               xfail: Xfail, fuzz: int = 0, fuzz_seed: int = 0,
               progress: Callable[[str], None] | None = None) -> tuple[dict | None,
@@ -238,7 +301,7 @@ def run_suite(client: Client, suite: dict[str, list[Case]], errata: frozenset[st
         if op is None:
             continue
         res = run_op(run, op, cases, progress)
-        if fuzz and not res.unsupported and not res.skipped:
+        if fuzz and fuzz_wanted(res):
             if progress:
                 progress(f"{name} fuzz")
             res.fuzz = fuzz_op(run, op, fuzz, fuzz_seed)

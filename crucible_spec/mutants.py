@@ -33,13 +33,15 @@ REPO = Path(__file__).resolve().parent.parent
 @dataclass
 class Dependencies:
     """function (module:qualname) -> the obligations, ops (vectors) and tests that call it;
-    `failing` lists the checks that fail without any mutant (never counted as kills)."""
+    `failing` lists the checks that fail without any mutant (never counted as kills) and
+    `seconds` what each obligation took, so the cheap ones run first."""
 
     digest: str
     obligations: dict[str, list[str]] = field(default_factory=dict)
     ops: dict[str, list[str]] = field(default_factory=dict)
     tests: dict[str, list[str]] = field(default_factory=dict)
     failing: list[str] = field(default_factory=list)
+    seconds: dict[str, float] = field(default_factory=dict)
 
     def save(self, path: Path) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -91,17 +93,18 @@ def _invert(by_check: dict[str, set[str]]) -> dict[str, list[str]]:
 
 
 def trace_obligations(settings: runner.Settings, progress: Callable[[str], None]
-                      ) -> tuple[dict[str, set[str]], list[str]]:
-    """Run every obligation once (no cache), recording the spec functions each calls."""
-    by_po, failing = {}, []
+                      ) -> tuple[dict[str, set[str]], list[str], dict[str, float]]:
+    """Run every obligation once (no cache), recording the spec functions each calls and
+    its time."""
+    by_po, failing, seconds = {}, [], {}
     for i, po_id in enumerate(sorted(REGISTRY.obligations)):
         progress(f"tracing obligations [{i + 1}/{len(REGISTRY.obligations)}] {po_id}")
         with calls() as found:
             out = runner.check_obligation(REGISTRY.obligations[po_id], None, settings)
-        by_po[po_id] = found
+        by_po[po_id], seconds[po_id] = found, out.seconds
         if out.status != runner.PROVED:
             failing.append(f"prove:{po_id}")
-    return by_po, failing
+    return by_po, failing, seconds
 
 
 def vector_cases() -> dict[tuple[str, str], list]:
@@ -171,7 +174,7 @@ def build(checks: tuple[str, ...], root: Path, progress: Callable[[str], None],
         deps = Dependencies(digest)
     settings = runner.Settings(root / "cache", use_cache=False)
     if "prove" in checks and not deps.obligations:
-        by_po, failing = trace_obligations(settings, progress)
+        by_po, failing, deps.seconds = trace_obligations(settings, progress)
         deps.obligations, deps.failing = _invert(by_po), sorted({*deps.failing, *failing})
         deps.save(path)
     if "vectors" in checks and not deps.ops:
@@ -213,7 +216,8 @@ class Verdict:
 def _prove(deps: Dependencies, function: str, mutant_id: str, root: Path,
            ran: dict[str, int]) -> str | None:
     settings = runner.Settings(root / "cache", use_cache=True, variant=mutant_id)
-    for po_id in deps.obligations.get(function, []):
+    for po_id in sorted(deps.obligations.get(function, []),
+                        key=lambda i: (deps.seconds.get(i, 0.0), i)):
         if f"prove:{po_id}" in deps.failing:
             continue
         ran["prove"] = ran.get("prove", 0) + 1
@@ -271,7 +275,7 @@ def _in_child(work: Callable[[], str | None], timeout_s: float) -> str | None:
         try:
             result = work()
         except BaseException as e:
-            result = f"crash: {type(e).__name__}"
+            result = f"crash: {type(e).__name__}: {e}"[:300]
         with os.fdopen(write, "wb") as out:
             pickle.dump(result, out)
         os._exit(0)

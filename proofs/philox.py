@@ -7,7 +7,8 @@ from __future__ import annotations
 import z3
 from hypothesis import strategies as st
 
-from ..spec.bits import mul, mul_hi
+from ..spec import philox as spec_philox
+from ..spec.bits import mul
 from ..spec.philox import (
     CLAMP_FROM,
     F32_ONE_BITS,
@@ -29,26 +30,6 @@ from ..spec.philox import (
 from ..spec.registry import Mutant
 from .obligation import Property, Query, property_obligation, z3_obligation
 
-_EVEN_M0 = PhiloxParams(32, PHILOX4X32.m0 & ~1, PHILOX4X32.m1, PHILOX4X32.w0, PHILOX4X32.w1)
-_EVEN_W0 = PhiloxParams(32, PHILOX4X32.m0, PHILOX4X32.m1, PHILOX4X32.w0 & ~1, PHILOX4X32.w1)
-
-
-def _dropped_xor(ctr, key, p=PHILOX4X32):
-    out = philox_round(ctr, key, p)
-    return [out[0] ^ ctr[1], *out[1:]]
-
-
-def _swapped_hi_lo(ctr, key, p=PHILOX4X32):
-    hi1, lo1 = mul_hi(p.m1, ctr[2], 32), mul(ctr[2], p.m1, 32)
-    out = philox_round(ctr, key, p)
-    return [lo1 ^ ctr[1] ^ key[0], hi1, out[2], out[3]]
-
-
-def _unbumped_block(ctr, key, p=PHILOX4X32):
-    for _ in range(p.rounds):
-        ctr = philox_round(ctr, key, p)
-    return ctr
-
 
 def _words(name: str, n: int) -> list:
     return [z3.BitVec(f"{name}{i}", 32) for i in range(n)]
@@ -66,10 +47,12 @@ def _odd_multipliers(p: PhiloxParams) -> list[Query]:
     "multipliers M0, M1 are invertible mod 2^32, and round_inverse(round(c, k), k) == c.",
     covers=("philox.block", "philox.offset"),
     subject=(philox_round, PHILOX4X32),
-    mutants=(Mutant("even multiplier", "M0 loses its low bit", (philox_round, _EVEN_M0)),
-             Mutant("dropped XOR", "the new c0 forgets to mix in c1", (_dropped_xor, PHILOX4X32)),
-             Mutant("swapped hi/lo", "hi and lo of M1·c2 trade places",
-                    (_swapped_hi_lo, PHILOX4X32))),
+    mutants=(Mutant.edit("dropped XOR", "the new c0 forgets to mix in c1", philox_round,
+                         "hi1 ^ ctr[1] ^ key[0]", "hi1 ^ key[0]"),
+             Mutant.edit("swapped hi/lo", "hi and lo of M1·c2 trade places", philox_round,
+                         "hi1 ^ ctr[1] ^ key[0], lo1", "lo1 ^ ctr[1] ^ key[0], hi1"),
+             Mutant.edit("c3 from c1", "the new c2 mixes in c1 instead of c3", philox_round,
+                         "hi0 ^ ctr[3]", "hi0 ^ ctr[1]")),
 )
 def round_bijective(subject):
     round_fn, p = subject
@@ -104,9 +87,10 @@ def _rounds_composed(c: list, k: list, p: PhiloxParams = PHILOX4X32) -> list:
     "by stage); it gives the Random123 known answers.",
     covers=("philox.block", "philox.offset"),
     subject=philox_block,
-    mutants=(Mutant("key not bumped", "every round uses the original key", _unbumped_block),
-             Mutant("even multiplier", "M0 loses its low bit",
-                    lambda c, k: philox_block(c, k, _EVEN_M0))),
+    mutants=(Mutant.edit("key not bumped", "every round uses the original key", philox_block,
+                         "key = bump_key(key, p)", "key = key"),
+             Mutant.edit("nine rounds", "one round short", philox_block,
+                         "range(p.rounds)", "range(p.rounds - 1)")),
     timeout_s=2.0,
 )
 def block_bijective(block_fn):
@@ -124,9 +108,10 @@ def block_bijective(block_fn):
     "mod 2^32, and W0, W1 are odd, so r·W == 0 only for r == 0 (period 2^32).",
     covers=("philox.block",),
     subject=(bump_key, PHILOX4X32),
-    mutants=(Mutant("even W0", "W0 loses its low bit", (bump_key, _EVEN_W0)),
-             Mutant("one constant", "k1 is bumped by W0 too",
-                    (lambda key, p: [key[0] + p.w0, key[1] + p.w0], PHILOX4X32))),
+    mutants=(Mutant.edit("one constant", "k1 is bumped by W0 too", bump_key,
+                         "add(key[1], p.w1, p.width)", "add(key[1], p.w0, p.width)"),
+             Mutant.edit("constants swapped", "k0 is bumped by W1 and k1 by W0", bump_key,
+                         "p.w0, p.width), add(key[1], p.w1", "p.w1, p.width), add(key[1], p.w0")),
 )
 def key_schedule(subject):
     bump, p = subject
@@ -157,7 +142,10 @@ def _f64_through_float32(x):
     covers=("philox.to_uniform",),
     subject=to_uniform_f64,
     mutants=(Mutant("through float32", "converts x to float32 first, then widens",
-                    _f64_through_float32),),
+                    _f64_through_float32),
+             Mutant.edit("scale 2^-31", "the scale is one power of two too large",
+                         spec_philox._scale, "z3.FPVal(TWO_POW_M32, v.sort())",
+                         "z3.FPVal(TWO_POW_M32 * 2, v.sort())")),
 )
 def uniform_f64_below_one(f):
     x = z3.BitVec("x", 32)
@@ -179,7 +167,11 @@ _ZERO_F32 = z3.FPVal(0.0, z3.Float32())
     "to_uniform(x) <= to_uniform(y).",
     covers=("philox.to_uniform",),
     subject=to_uniform_f32,
-    mutants=(Mutant("seed conversion", "no clamp: float32(x) · 2^-32 (E17.1)",
+    mutants=(Mutant.edit("erratum inverted", "the clamp is applied only under E17.1",
+                         to_uniform_f32, "if E17_1 in errata:", "if E17_1 not in errata:"),
+             Mutant.edit("clamp from 0xFFFFFFC0", "the clamp starts 64 words too late",
+                         to_uniform_f32, "ule(CLAMP_FROM, x)", "ule(CLAMP_FROM + 64, x)"),
+             Mutant("seed conversion", "no clamp: float32(x) · 2^-32 (E17.1)",
                     lambda x: to_uniform_seed(x)),
              Mutant("clamp too late", "clamps from 0xFFFFFFC0 instead of 0xFFFFFF80",
                     lambda x: z3.If(z3.UGE(x, 0xFFFFFFC0), z3.FPVal(1 - 2.0 ** -24,
@@ -201,9 +193,9 @@ def uniform_f32_below_one(f):
     "x >= 0xFFFFFF80 (the 128 words float32 rounds up to 2^32), and such an x exists.",
     covers=("philox.to_uniform",),
     subject=to_uniform_seed,
-    mutants=(Mutant("truncating conversion", "float32(x) rounds toward zero",
-                    lambda x: z3.fpMul(z3.RNE(), z3.fpToFPUnsigned(z3.RTZ(), x, z3.Float32()),
-                                       z3.FPVal(2.0 ** -32, z3.Float32()))),),
+    mutants=(Mutant.edit("truncating conversion", "float32(x) rounds toward zero",
+                         spec_philox._u32_to_float, "z3.fpToFPUnsigned(z3.RNE(), x, sort)",
+                         "z3.fpToFPUnsigned(z3.RTZ(), x, sort)"),),
 )
 def seed_reaches_one(f):
     x = z3.BitVec("x", 32)

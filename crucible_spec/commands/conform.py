@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import shlex
+import sys
+import time
 from pathlib import Path
 
 from .common import Progress, UsageError, profile_errata, select_ops
@@ -25,6 +28,32 @@ def _xfail(path: str | None):
     return Xfail(entries)
 
 
+def _sharded(args: argparse.Namespace, command: list[str], suite: dict, errata: frozenset,
+             manifest: str):
+    """The run as a campaign of shards on Dask: (hello, results, events) as run_suite gives."""
+    import hypothesis
+
+    from .. import SPEC_VERSION, campaign
+    from ..conformance import sharded
+
+    xfail = tuple(sorted(_xfail(args.xfail).entries.items()))
+    setup = sharded.Setup(tuple(command), errata, xfail, args.seed, args.timeout,
+                          args.first_timeout)
+    key = {"command": command, "profile": args.profile, "seed": args.seed, "xfail": xfail,
+           "spec_version": SPEC_VERSION, "manifest_sha256": manifest,
+           "hypothesis": hypothesis.__version__}
+    show = campaign.progress_printer()
+    job = sharded.Campaign(setup, suite, args.fuzz)
+    tally = sharded.run(job, results=Path(args.results) if args.results else None, key=key,
+                        workers=args.workers or os.cpu_count() or 1, scheduler=args.scheduler,
+                        progress=show)
+    wall = time.monotonic() - tally.start
+    show("")
+    print(f"{tally.done} shards ({tally.reused} reused) in {wall:.1f} s, {tally.requests} "
+          f"cases sent, {tally.requests / max(wall, 1e-9):.0f} cases/s", file=sys.stderr)
+    return job.merge()
+
+
 def run(args: argparse.Namespace) -> int:
     from ..conformance import report_card, vectors
     from ..conformance.client import Client
@@ -33,6 +62,8 @@ def run(args: argparse.Namespace) -> int:
     command = shlex.split(args.impl)
     if not command:
         raise UsageError("--impl needs a command")
+    if args.workers < 0:
+        raise UsageError("--workers must be at least 1")
     errata = profile_errata(args.profile)
     root = Path(args.vectors) if args.vectors else vectors.VECTORS_DIR
     try:
@@ -41,16 +72,19 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError(str(e)) from None
     chosen = {op.name for op in select_ops(args.ops)}
     suite = {name: cases for name, cases in suite.items() if name in chosen}
-    progress = Progress()
-    greeting, results, events = run_suite(
-        Client(command, timeout=args.timeout, first_timeout=args.first_timeout), suite, errata,
-        _xfail(args.xfail), fuzz=args.fuzz, fuzz_seed=args.seed, progress=progress)
-    progress.done()
+    manifest = vectors.manifest_sha256(root, args.profile)
+    if args.workers or args.scheduler or args.results:
+        greeting, results, events = _sharded(args, command, suite, errata, manifest)
+    else:
+        progress = Progress()
+        greeting, results, events = run_suite(
+            Client(command, timeout=args.timeout, first_timeout=args.first_timeout), suite,
+            errata, _xfail(args.xfail), fuzz=args.fuzz, fuzz_seed=args.seed, progress=progress)
+        progress.done()
     print(report_card.render(results, events, greeting))
     if args.report:
-        document = report_card.card(command, args.profile,
-                                    vectors.manifest_sha256(root, args.profile), greeting,
-                                    results, events, args.fuzz)
+        document = report_card.card(command, args.profile, manifest, greeting, results, events,
+                                    args.fuzz)
         Path(args.report).write_text(json.dumps(document, indent=2, sort_keys=True) + "\n")
         print(f"report card: {args.report}")
     return 0 if report_card.totals(results)["failed"] == 0 else 1
@@ -64,7 +98,9 @@ def add_parser(sub) -> None:
                     "print a per-op table, the first difference of each failure (JSON path, "
                     "and for byte strings the byte offset and the field it belongs to), and a "
                     "closing line. A crashing, hanging, garbage-printing or flooding "
-                    "implementation is restarted and reported. Exit 1 on any failure.")
+                    "implementation is restarted and reported. Exit 1 on any failure. With "
+                    "--workers, --scheduler or --results the run is split into shards on Dask "
+                    "distributed, with progress (shards done, cases/s) on stderr.")
     p.add_argument("--impl", required=True, metavar="CMD",
                    help='the implementation command, e.g. "./my_impl --flag"')
     p.add_argument("--profile", default="crucible", help="errata profile (default crucible)")
@@ -82,4 +118,16 @@ def add_parser(sub) -> None:
                         "implementation (re)starts, which may include starting up or "
                         "compiling that op (default 60)")
     p.add_argument("--vectors", metavar="DIR", help="vectors directory (default: bundled)")
+    p.add_argument("--workers", type=int, default=0, metavar="W",
+                   help="run as shards (each op's vectors, each block of 100 fuzz inputs) on a "
+                        "local Dask cluster of W worker processes, each with its own "
+                        "implementation process; the table, report and exit status are those "
+                        "of a single-process run")
+    p.add_argument("--scheduler", metavar="ADDRESS",
+                   help="run the shards on the Dask cluster of this scheduler "
+                        "(tcp://host:8786); its workers need crucible-spec and IMPL")
+    p.add_argument("--results", metavar="FILE",
+                   help="append each finished shard to this JSON-lines file and reuse it on a "
+                        "rerun with the same IMPL, profile, seed, xfail and spec version "
+                        "(implies the sharded run, one worker per CPU unless --workers)")
     p.set_defaults(func=run)

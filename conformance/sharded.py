@@ -1,0 +1,296 @@
+"""A conformance run split into shards on Dask distributed: the hello, the vectors of each op,
+and each fuzz block of each op (runner.FUZZ_BLOCK inputs) are one task each, run on a local
+cluster (one single-threaded worker process per core) or on the cluster of a scheduler
+address. Each worker starts its own implementation process and runs its shards through the
+runner's own functions; the shards' results merge into the per-op results, events and hello
+a single-process run gives. With a results file, every finished shard is appended to it and
+reused by a later run with the same implementation command, profile, seed, xfail list, spec
+version, vectors and hypothesis version, so an interrupted run resumes.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+import warnings
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from hypothesis.errors import HypothesisDeprecationWarning
+
+from .. import load_all
+from ..spec.registry import REGISTRY, Op
+from .client import Client
+from .runner import (
+    OpResult,
+    Run,
+    Xfail,
+    block_seed,
+    fuzz_block,
+    fuzz_blocks,
+    fuzz_wanted,
+    hello,
+    merge_fuzz,
+    run_op,
+)
+from .vectors import Case
+
+HELLO = "hello"
+
+
+@dataclass(frozen=True)
+class Setup:
+    """What every shard needs besides its own cases: the implementation and the profile."""
+
+    command: tuple[str, ...]
+    errata: frozenset[str]
+    xfail: tuple[tuple[str, str], ...] = ()
+    seed: int = 0
+    timeout: float = 10.0
+    first_timeout: float = 60.0
+
+
+@dataclass(frozen=True)
+class Shard:
+    """One task: the hello, one op's vectors, or one fuzz block of one op."""
+
+    kind: str
+    op: str = ""
+    block: int = 0
+    size: int = 0
+
+    @property
+    def id(self) -> str:
+        return f"{self.kind}:{self.op}:{self.block}:{self.size}"
+
+
+@dataclass
+class _Worker:
+    """A worker's implementation process, kept for its later shards, and its next request id."""
+
+    client: Client
+    next_id: int = 1
+
+
+_WORKERS: dict[tuple, _Worker] = {}
+
+
+def _worker(setup: Setup) -> _Worker:
+    key = (setup.command, setup.timeout, setup.first_timeout)
+    if key not in _WORKERS:
+        _WORKERS[key] = _Worker(Client(list(setup.command), setup.timeout, setup.first_timeout))
+    return _WORKERS[key]
+
+
+def close_workers() -> None:
+    """Stop this worker's implementation processes (run on every worker at the end)."""
+    while _WORKERS:
+        _WORKERS.popitem()[1].client.close()
+
+
+def run_shard(shard: Shard, setup: Setup, cases: list[Case]) -> dict:
+    """One shard, on a worker: its result, the events it caused and the requests it sent."""
+    load_all()
+    with warnings.catch_warnings():
+        # the worker's own threads touch the global `random` while hypothesis draws; the
+        # draws use hypothesis's own generator, so its warning about that is noise here
+        warnings.filterwarnings("ignore", "Do not use the `random` module",
+                                HypothesisDeprecationWarning)
+        return _run_shard(shard, setup, cases, REGISTRY.ops.get(shard.op))
+
+
+def _run_shard(shard: Shard, setup: Setup, cases: list[Case], op: Op | None) -> dict:
+    worker = _worker(setup)
+    run = Run(worker.client, setup.errata, Xfail(dict(setup.xfail)), next_id=worker.next_id)
+    record: dict = {"greeting": None, "result": None}
+    if shard.kind == HELLO:
+        record["greeting"] = hello(run)
+        requests = 1
+    elif shard.kind == "vectors":
+        res = run_op(run, op, cases)
+        record["result"] = res.to_json()
+        requests = res.cases - res.skipped
+    else:
+        record["result"] = fuzz_block(run, op, shard.size,
+                                      block_seed(setup.seed, shard.block))
+        requests = record["result"]["requests"]
+    worker.next_id = run.next_id
+    return record | {"events": run.events, "requests": requests}
+
+
+@dataclass
+class Campaign:
+    """The shards of one run and the records of those finished so far."""
+
+    setup: Setup
+    suite: dict[str, list[Case]]
+    fuzz: int
+    records: dict[str, dict] = field(default_factory=dict)
+
+    def first_shards(self) -> list[Shard]:
+        return [Shard(HELLO)] + [Shard("vectors", op, 0, len(cases))
+                                 for op, cases in self.suite.items()]
+
+    def follow_ups(self, shard: Shard) -> list[Shard]:
+        """The fuzz blocks of an op whose vectors say it is to be fuzzed."""
+        if shard.kind != "vectors" or not self.fuzz:
+            return []
+        if not fuzz_wanted(OpResult.from_json(self.records[shard.id]["result"])):
+            return []
+        return self._fuzz_shards(shard.op)
+
+    def moot(self, shard: Shard) -> bool:
+        """A fuzz block after the op's first failing one: a single process never sends it."""
+        first = self.first_failing_block(shard.op) if shard.kind == "fuzz" else None
+        return first is not None and shard.block > first
+
+    def first_failing_block(self, op: str) -> int | None:
+        blocks = [s.block for s in self._fuzz_shards(op)
+                  if s.id in self.records and self.records[s.id]["result"]["failure"]]
+        return min(blocks, default=None)
+
+    def _fuzz_shards(self, op: str) -> list[Shard]:
+        return [Shard("fuzz", op, b, n) for b, n in enumerate(fuzz_blocks(self.fuzz))]
+
+    def merge(self) -> tuple[dict | None, list[OpResult], list[dict]]:
+        """(hello, per-op results, events) as the single-process run gives them."""
+        first = self.records[Shard(HELLO).id]
+        events = list(first["events"])
+        results = []
+        for op, cases in self.suite.items():
+            record = self.records[Shard("vectors", op, 0, len(cases)).id]
+            res = OpResult.from_json(record["result"])
+            events += record["events"]
+            if self.fuzz and fuzz_wanted(res):
+                parts = []
+                for s in self._fuzz_shards(op):
+                    part = self.records[s.id]
+                    parts.append(part["result"])
+                    events += part["events"]
+                    if part["result"]["failure"]:
+                        break
+                res.fuzz = merge_fuzz(self.fuzz, parts)
+            results.append(res)
+        return first["greeting"], results, events
+
+
+def load_records(path: Path | None, key: dict) -> dict[str, dict]:
+    """Shard id -> record, for every line of the results file written under the same key."""
+    out: dict[str, dict] = {}
+    if path is None or not path.exists():
+        return out
+    for line in path.read_text().splitlines():
+        try:
+            entry = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(entry, dict) and entry.get("key") == key and "shard" in entry:
+            out[entry["shard"]] = entry["record"]
+    return out
+
+
+@dataclass
+class Tally:
+    """Progress: shards done of the total, requests sent by this run's own shards."""
+
+    total: int
+    done: int = 0
+    reused: int = 0
+    requests: int = 0
+    start: float = field(default_factory=time.monotonic)
+
+    def line(self, shard: Shard) -> str:
+        rate = self.requests / max(time.monotonic() - self.start, 1e-9)
+        return (f"[{self.done}/{self.total} shards] {rate:.0f} cases/s  {shard.kind} "
+                f"{shard.op} {shard.block if shard.kind == 'fuzz' else ''}").rstrip()
+
+
+def run(campaign: Campaign, *, results: Path | None, key: dict, workers: int,
+        scheduler: str | None, progress: Callable[[str], None]) -> Tally:
+    """Run every shard not already in `results` (appending each as it finishes) and keep all
+    records in `campaign.records`; shards are submitted as soon as they are known."""
+    key = json.loads(json.dumps(key))
+    saved = load_records(results, key)
+    todo = deque(campaign.first_shards())
+    tally = Tally(total=len(todo) + len(campaign.suite) * len(fuzz_blocks(campaign.fuzz)))
+    if results:
+        results.parent.mkdir(parents=True, exist_ok=True)
+    out = results.open("a") if results else None
+    dask, pending, finished = None, {}, None
+    try:
+        while todo or pending:
+            while todo:
+                shard = todo.popleft()
+                if campaign.moot(shard):
+                    tally.total -= 1
+                    continue
+                if shard.id in saved:
+                    tally.reused += 1
+                    _finish(campaign, shard, saved[shard.id], tally, todo, pending)
+                    continue
+                if dask is None:
+                    dask, finished = _start(workers, scheduler)
+                future = dask.submit(run_shard, shard, campaign.setup,
+                                     campaign.suite.get(shard.op, []) if shard.kind == "vectors"
+                                     else [], pure=False)
+                pending[future] = shard
+                finished.add(future)
+            if pending:
+                future = next(finished)
+                shard = pending.pop(future, None)
+                if shard is None:
+                    continue
+                record = future.result()
+                tally.requests += record["requests"]
+                if out:
+                    out.write(json.dumps({"key": key, "shard": shard.id, "record": record},
+                                         sort_keys=True) + "\n")
+                    out.flush()
+                _finish(campaign, shard, record, tally, todo, pending)
+                progress(tally.line(shard))
+    finally:
+        if out:
+            out.close()
+        if dask is not None:
+            _stop(dask)
+    return tally
+
+
+def _finish(campaign: Campaign, shard: Shard, record: dict, tally: Tally, todo: deque,
+            pending: dict) -> None:
+    """Keep a shard's record; queue its follow-ups; drop the fuzz blocks a failure makes moot
+    (the run stops at an op's first failing block, as a single process does)."""
+    campaign.records[shard.id] = record
+    tally.done += 1
+    follow = campaign.follow_ups(shard)
+    if shard.kind == "vectors" and campaign.fuzz:
+        tally.total -= len(fuzz_blocks(campaign.fuzz)) - len(follow)
+    todo.extend(follow)
+    if shard.kind != "fuzz" or not record["result"]["failure"]:
+        return
+    for future, other in list(pending.items()):
+        if campaign.moot(other):
+            future.cancel()
+            del pending[future]
+            tally.total -= 1
+
+
+def _start(workers: int, scheduler: str | None):
+    from dask.distributed import as_completed
+
+    from ..campaign import _client
+
+    return _client(workers, scheduler), as_completed()
+
+
+def _stop(dask) -> None:
+    """Stop the workers' implementation processes, then the client (and a local cluster)."""
+    cluster = dask.cluster
+    try:
+        dask.run(close_workers)
+    finally:
+        dask.close()
+        if cluster is not None:
+            cluster.close()
