@@ -64,6 +64,11 @@ def check_property(p: Property) -> Evidence:
     return Evidence(f"{case!r}: {_fails(p.check, case)}"[:1500], tried)
 
 
+LOAD_HEADROOM = 10
+"""crosshair's time limits are wall time: they are set this many times the contract's stated
+seconds, so that its iteration budget, not the machine's load, ends the search."""
+
+
 def check_contract(c: Contract) -> Evidence:
     """crosshair's symbolic search over the asserts of `c.fn`, bounded by iterations."""
     from crosshair.core import run_checkables
@@ -71,8 +76,9 @@ def check_contract(c: Contract) -> Evidence:
     from crosshair.options import AnalysisOptionSet
 
     options = AnalysisOptionSet(analysis_kind=[AnalysisKind.asserts],
-                                max_iterations=c.iterations, per_condition_timeout=c.seconds,
-                                per_path_timeout=max(1.0, c.seconds / 4))
+                                max_iterations=c.iterations,
+                                per_condition_timeout=c.seconds * LOAD_HEADROOM,
+                                per_path_timeout=max(1.0, c.seconds) * LOAD_HEADROOM / 4)
     messages = list(run_checkables(analyze_function(c.fn, options)))
     bad = [m for m in messages
            if m.state not in (MessageType.CONFIRMED, MessageType.CANNOT_CONFIRM)]

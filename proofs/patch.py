@@ -114,18 +114,20 @@ def edited_code(fn: types.FunctionType, old: str, new: str, occurrence: int = 1
     return compile_function(fn, tree)
 
 
-def clear_caches(*modules_prefixes: str) -> None:
-    """Empty every functools cache of the spec, so no result computed before (or under) a
-    patch outlives it."""
-    prefixes = modules_prefixes or ("crucible_spec.spec",)
+def clear_caches() -> None:
+    """Empty every functools cache of this package (spec tables, seeded input pools, golden
+    data), so no result computed before (or under) a patch outlives it."""
     for name, module in list(sys.modules.items()):
-        if not name.startswith(prefixes) or module is None:
+        if not name.startswith(CACHED_PACKAGE) or module is None:
             continue
         for value in list(vars(module).values()):
             for obj in (value, *_class_members(value)):
                 clear = getattr(obj, "cache_clear", None)
                 if callable(clear):
                     clear()
+
+
+CACHED_PACKAGE = "crucible_spec."
 
 
 def _class_members(value) -> tuple:

@@ -22,7 +22,8 @@ def settings(tmp_path):
 def test_all_obligations_prove_then_come_from_the_cache(settings):
     first = runner.run(REGISTRY.obligations, mutants=False, settings=settings)
     assert {o.id for o in first} == set(REGISTRY.obligations)
-    assert [o.id for o in first if o.status != runner.PROVED] == []
+    assert [(o.id, o.status, o.error, [q.model for q in o.queries if q.model])
+            for o in first if o.status != runner.PROVED] == []
     second = runner.run(REGISTRY.obligations, mutants=False, settings=settings)
     assert all(o.cached and o.status == runner.PROVED for o in second)
 
@@ -30,7 +31,8 @@ def test_all_obligations_prove_then_come_from_the_cache(settings):
 def test_every_mutant_is_killed(settings):
     outcomes = runner.run(REGISTRY.obligations, mutants=True, settings=settings)
     assert len(outcomes) == sum(len(po.mutants) for po in REGISTRY.obligations.values())
-    assert [(o.id, o.mutant) for o in outcomes if o.verdict != runner.KILLED] == []
+    assert [(o.id, o.mutant, o.verdict, o.error) for o in outcomes
+            if o.verdict != runner.KILLED] == []
 
 
 def _claim(f):
