@@ -213,10 +213,14 @@ class Verdict:
         return f"killed:{self.stage}" if self.stage else "survived"
 
 
-def _prove(deps: Dependencies, function: str, mutant_id: str, root: Path,
-           ran: dict[str, int]) -> str | None:
+def _callers(table: dict[str, list[str]], mutant_id: str) -> list[str]:
+    """The checks of `table` that call a function the mutant changes."""
+    return sorted({c for f in mutation.mutated_functions(mutant_id) for c in table.get(f, [])})
+
+
+def _prove(deps: Dependencies, mutant_id: str, root: Path, ran: dict[str, int]) -> str | None:
     settings = runner.Settings(root / "cache", use_cache=True, variant=mutant_id)
-    for po_id in sorted(deps.obligations.get(function, []),
+    for po_id in sorted(_callers(deps.obligations, mutant_id),
                         key=lambda i: (deps.seconds.get(i, 0.0), i)):
         if f"prove:{po_id}" in deps.failing:
             continue
@@ -227,9 +231,9 @@ def _prove(deps: Dependencies, function: str, mutant_id: str, root: Path,
     return None
 
 
-def _vectors(deps: Dependencies, function: str, ran: dict[str, int]) -> str | None:
+def _vectors(deps: Dependencies, mutant_id: str, ran: dict[str, int]) -> str | None:
     cases = vector_cases()
-    for key in deps.ops.get(function, []):
+    for key in _callers(deps.ops, mutant_id):
         if f"vectors:{key}" in deps.failing:
             continue
         op, profile = key.split("|")
@@ -240,9 +244,9 @@ def _vectors(deps: Dependencies, function: str, ran: dict[str, int]) -> str | No
     return None
 
 
-def _tests(deps: Dependencies, function: str, mutant_id: str, timeout_s: float,
-           ran: dict[str, int]) -> str | None:
-    nodes = deps.tests.get(function, [])
+def _tests(deps: Dependencies, mutant_id: str, timeout_s: float, ran: dict[str, int]
+           ) -> str | None:
+    nodes = _callers(deps.tests, mutant_id)
     if not nodes:
         return None
     ran["tests"] = len(nodes)
@@ -327,13 +331,13 @@ def evaluate(mutant_id: str, deps: Dependencies, checks: tuple[str, ...], root: 
         return v
     for stage in checks:
         if stage == "tests":
-            found = _tests(deps, function, mutant_id, timeout_s, v.ran)
+            found = _tests(deps, mutant_id, timeout_s, v.ran)
         else:
             def work(stage=stage):
                 ran: dict[str, int] = {}
                 with mutation.planted(mutant_id):
-                    hit = _prove(deps, function, mutant_id, root, ran) if stage == "prove" \
-                        else _vectors(deps, function, ran)
+                    hit = _prove(deps, mutant_id, root, ran) if stage == "prove" \
+                        else _vectors(deps, mutant_id, ran)
                 return json.dumps([hit, ran])
 
             answer = _in_child(work, timeout_s)

@@ -308,6 +308,25 @@ def constant_planted(mutant_id: str) -> Iterator[None]:
         clear_caches()
 
 
+def _names(code: types.CodeType) -> set[str]:
+    """Global names a code object (and the code nested in it) reads."""
+    out = set(code.co_names)
+    for const in code.co_consts:
+        if isinstance(const, types.CodeType):
+            out |= _names(const)
+    return out
+
+
+def mutated_functions(mutant_id: str) -> list[str]:
+    """module:qualname of the spec functions a mutant changes: its function, or for a
+    constant every spec function that reads the constant's name."""
+    function = mutant_id.split("@")[0]
+    if not is_constant(mutant_id):
+        return [function]
+    name = function.rsplit(":", 1)[1]
+    return [qual for qual, _, fn in spec_functions() if name in _names(fn.__code__)]
+
+
 def planted(mutant_id: str) -> contextlib.AbstractContextManager:
     """The mutant `mutant_id` planted while the context is open."""
     if is_constant(mutant_id):

@@ -188,3 +188,12 @@ def test_a_cached_answer_records_z3_version_and_resources(tmp_path):
     entries = [json.loads(p.read_text()) for p in Path(tmp_path).rglob("*.json")]
     assert entries and all(e["z3"] == runner.z3_version() and e["rlimit"] > 0
                            for e in entries)
+
+
+def test_a_constant_mutant_is_checked_by_what_calls_its_readers(tmp_path):
+    mutant_id = "crucible_spec.spec.hashing:FMIX64_SHIFT@+0:0 const 33->34"
+    assert mutation.mutated_functions(mutant_id) == ["crucible_spec.spec.hashing:fmix64"]
+    deps = mutants.Dependencies("test", obligations={"crucible_spec.spec.hashing:fmix64":
+                                                     ["PO8.60"]})
+    v = mutants.evaluate(mutant_id, deps, ("prove",), tmp_path, {})
+    assert (v.status, v.killed_by) == ("killed:prove", "prove:PO8.60")
