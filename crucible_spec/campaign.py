@@ -37,6 +37,16 @@ def load_results(path: Path) -> dict[str, mutants.Verdict]:
     return out
 
 
+def remaining(v: mutants.Verdict | None, checks: tuple[str, ...]) -> tuple[str, ...]:
+    """The checks still to run on a mutant given its recorded verdict: none once it is
+    equivalent or killed, else those it has not been through yet."""
+    if v is None:
+        return checks
+    if v.equivalent or v.stage:
+        return ()
+    return tuple(c for c in checks if c not in v.checks)
+
+
 def _task(mutant_id: str, deps: mutants.Dependencies, checks: tuple[str, ...], root: str,
           equivalent: dict[str, str], timeout_s: float) -> dict:
     """One mutant, on a worker."""
@@ -62,7 +72,8 @@ def run(ids: Iterable[str], *, checks: tuple[str, ...], root: Path, results: Pat
     """Evaluate every mutant of `ids` not already in `results`; return all their verdicts."""
     ids = list(ids)
     done = load_results(results)
-    todo = [i for i in ids if i not in done]
+    todo = {i: remaining(done.get(i), checks) for i in ids}
+    todo = {i: stages for i, stages in todo.items() if stages}
     progress(f"{len(ids) - len(todo)} of {len(ids)} mutants already have results")
     if todo:
         deps = mutants.build(checks, root, progress)
@@ -73,11 +84,13 @@ def run(ids: Iterable[str], *, checks: tuple[str, ...], root: Path, results: Pat
             from dask.distributed import as_completed
 
             shared = client.scatter(deps, broadcast=True)
-            futures = [client.submit(_task, i, shared, checks, str(root), equivalent, timeout_s,
-                                     pure=False) for i in todo]
+            futures = [client.submit(_task, i, shared, stages, str(root), equivalent,
+                                     timeout_s, pure=False) for i, stages in todo.items()]
             with results.open("a") as out:
                 for n, future in enumerate(as_completed(futures), 1):
                     v = mutants.Verdict(**future.result())
+                    if v.id in done:
+                        v.checks = sorted({*done[v.id].checks, *v.checks})
                     out.write(json.dumps(asdict(v), sort_keys=True) + "\n")
                     out.flush()
                     done[v.id] = v

@@ -191,7 +191,8 @@ def build(checks: tuple[str, ...], root: Path, progress: Callable[[str], None],
 class Verdict:
     """What happened to one mutant: `killed_by` is the first check that failed under it
     ("prove:PO7.20", "vectors:detector.run[crucible] case 3", "tests:tests/x.py::t"), with
-    `stage` its kind; `equivalent` gives the reason when it is not a bug at all."""
+    `stage` its kind; `equivalent` gives the reason when it is not a bug at all; `checks`
+    are the kinds of check it went through."""
 
     id: str
     function: str
@@ -203,6 +204,7 @@ class Verdict:
     seconds: float = 0.0
     ran: dict[str, int] = field(default_factory=dict)
     error: str | None = None
+    checks: list[str] = field(default_factory=list)
 
     @property
     def status(self) -> str:
@@ -329,6 +331,7 @@ def evaluate(mutant_id: str, deps: Dependencies, checks: tuple[str, ...], root: 
         v.equivalent = equivalent[mutant_id]
     if v.equivalent:
         return v
+    v.checks = list(checks)
     for stage in checks:
         if stage == "tests":
             found = _tests(deps, mutant_id, timeout_s, v.ran)

@@ -197,3 +197,12 @@ def test_a_constant_mutant_is_checked_by_what_calls_its_readers(tmp_path):
                                                      ["PO8.60"]})
     v = mutants.evaluate(mutant_id, deps, ("prove",), tmp_path, {})
     assert (v.status, v.killed_by) == ("killed:prove", "prove:PO8.60")
+
+
+def test_a_survivor_goes_only_through_the_checks_it_has_not_met():
+    survivor = mutants.Verdict("m", "f", 1, "sha", checks=["prove", "vectors"])
+    assert campaign.remaining(survivor, ("prove", "vectors", "tests")) == ("tests",)
+    assert campaign.remaining(survivor, ("prove",)) == ()
+    killed = mutants.Verdict("m", "f", 1, "sha", "prove", "prove:PO1.1", checks=["prove"])
+    assert campaign.remaining(killed, ("prove", "vectors", "tests")) == ()
+    assert campaign.remaining(None, ("prove",)) == ("prove",)
