@@ -8,6 +8,7 @@ import contextlib
 import functools
 import hashlib
 import multiprocessing
+import os
 import time
 from collections.abc import Callable, Iterable
 from concurrent.futures import ProcessPoolExecutor
@@ -20,7 +21,7 @@ from .. import spec as spec_package
 from ..spec.machine import Machine
 from ..spec.registry import REGISTRY, SAME_SUBJECT, Obligation, po_sort_key
 from . import cache, patch
-from .evidence import check_contract, check_property
+from .evidence import BACKEND_VARIABLE, check_contract, check_property
 from .model import explore
 from .obligation import DEFAULT_RLIMIT, Contract, Property, Query
 
@@ -166,9 +167,11 @@ EVIDENCE_VERSION = "evidence-3"
 
 def _evidence_key(kind: str, variant: str, label: str, settings: Settings) -> str:
     """Cache key of a check that is not a z3 query: what is checked (obligation, mutant,
-    planted edit, check label) and the digest of every spec and proofs module."""
-    return cache.query_key(f"{variant}\n{settings.variant}\n{label}\n{source_digest()}",
-                           kind, EVIDENCE_VERSION)
+    planted edit, check label), the hypothesis backend and the digest of every spec and
+    proofs module."""
+    backend = os.environ.get(BACKEND_VARIABLE, "")
+    return cache.query_key(f"{variant}\n{settings.variant}\n{label}\n{backend}\n"
+                           f"{source_digest()}", kind, EVIDENCE_VERSION)
 
 
 def _cached(kind: str, variant: str, label: str, settings: Settings,
