@@ -57,13 +57,15 @@ _SYMBOLS = {ast.Add: "+", ast.Sub: "-", ast.BitAnd: "&", ast.BitOr: "|", ast.Bit
 @dataclass(frozen=True)
 class Site:
     """One place an operator applies: the node's index in a walk of the function, what
-    changes there, and the line and column relative to the function's first line."""
+    changes there, and the line and column relative to the function's first line (`nth`
+    tells apart nested nodes that start at one column, as in `a | b | c`)."""
 
     index: int
     operator: str
     change: str
     line: int
     col: int
+    nth: int = 1
 
 
 @dataclass(frozen=True)
@@ -77,7 +79,8 @@ class MutantId:
     @property
     def id(self) -> str:
         s = self.site
-        return f"{self.function}@+{s.line}:{s.col} {s.operator} {s.change}"
+        nth = f"/{s.nth}" if s.nth > 1 else ""
+        return f"{self.function}@+{s.line}:{s.col}{nth} {s.operator} {s.change}"
 
 
 _NOT_BEHAVIOUR = (ast.Raise, ast.Assert, ast.JoinedStr)
@@ -176,12 +179,15 @@ def sites(fn: types.FunctionType) -> list[Site]:
     """Every mutation site of `fn`, in a fixed order."""
     tree = ast.parse(source_of(fn).text)
     first = tree.body[0].lineno
-    out = []
+    out: list[Site] = []
+    seen: dict[tuple, int] = {}
     for index, node in enumerate(_walk(tree)):
         if isinstance(node, _NOT_BEHAVIOUR):
             continue
         for operator, change in _sites_of(node):
-            out.append(Site(index, operator, change, node.lineno - first, node.col_offset))
+            key = (node.lineno - first, node.col_offset, operator, change)
+            seen[key] = seen.get(key, 0) + 1
+            out.append(Site(index, operator, change, *key[:2], seen[key]))
     return out
 
 
@@ -288,7 +294,7 @@ def is_constant(mutant_id: str) -> bool:
 def constant_planted(mutant_id: str) -> Iterator[None]:
     """Run the block with a module constant changed in its module and in every module of
     ours that imported it by name (the same value bound under the same name)."""
-    function, _, _, _, change = parse_id(mutant_id)
+    function, *_, change = parse_id(mutant_id)
     module_name, name = function.split(":")
     old, new = (int(x) for x in change.split("->"))
     if getattr(sys.modules.get(module_name) or importlib.import_module(module_name), name,
@@ -350,22 +356,23 @@ def mutant_sha(mutant_id: str) -> str:
     return source_sha(find(mutant_id)[0])
 
 
-def parse_id(text: str) -> tuple[str, int, int, str, str]:
-    """(function, line, col, operator, change) of a mutant id."""
+def parse_id(text: str) -> tuple[str, int, int, int, str, str]:
+    """(function, line, col, nth, operator, change) of a mutant id."""
     where, operator, change = text.split(" ", 2)
     function, _, place = where.rpartition("@+")
+    place, _, nth = place.partition("/")
     line, col = map(int, place.split(":"))
-    return function, line, col, operator, change
+    return function, line, col, int(nth or 1), operator, change
 
 
 def find(mutant_id: str) -> tuple[types.FunctionType, Site]:
     """The function and site a mutant id names."""
     from .patch import resolve
 
-    function, line, col, operator, change = parse_id(mutant_id)
+    function, *place = parse_id(mutant_id)
     fn = resolve(function)
     for site in sites(fn):
-        if (site.line, site.col, site.operator, site.change) == (line, col, operator, change):
+        if [site.line, site.col, site.nth, site.operator, site.change] == place:
             return fn, site
     raise PatchError(f"{mutant_id}: no such site in {function} (was it edited?)")
 

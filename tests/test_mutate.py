@@ -39,6 +39,7 @@ def test_an_edit_that_is_not_in_the_source_is_refused():
 def test_generated_mutants_have_stable_ids_and_all_compile():
     ids = [m.id for m in mutation.generate({1})]
     assert ids == [m.id for m in mutation.generate({1})]
+    assert len(set(ids)) == len(ids)  # nested a | b | c: one id per node
     align_up = [i for i in ids if i.startswith("crucible_spec.spec.bits:align_up@")]
     assert align_up and all(i.split("@+")[1].startswith("2:") for i in align_up)  # the return
     for i in ids:
