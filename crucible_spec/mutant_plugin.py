@@ -1,6 +1,7 @@
 """pytest plugin of `crucible-spec mutate`: plants the mutant named by $CRUCIBLE_SPEC_MUTANT
 for the whole session, or, with $CRUCIBLE_SPEC_TRACE_TESTS=FILE, records which spec functions
-each test calls and writes {test node id: [functions]} to FILE."""
+each test calls and whether it passed, and writes {test node id: {functions, passed}} to
+FILE."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ from pathlib import Path
 import pytest
 
 _session = contextlib.ExitStack()
-_traced: dict[str, list[str]] = {}
+_traced: dict[str, dict] = {}
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -38,4 +39,12 @@ def pytest_runtest_call(item: pytest.Item):
 
     with calls() as found:
         yield
-    _traced[item.nodeid] = sorted(found)
+    _traced[item.nodeid] = {"functions": sorted(found), "passed": True}
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
+    outcome = yield
+    report = outcome.get_result()
+    if item.nodeid in _traced and report.when == "call" and not report.passed:
+        _traced[item.nodeid]["passed"] = False

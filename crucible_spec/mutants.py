@@ -9,6 +9,7 @@ function run in order until one fails; a crash or a hang under the mutant is a k
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import json
 import os
 import pickle
@@ -31,30 +32,65 @@ REPO = Path(__file__).resolve().parent.parent
 
 
 @dataclass
-class Dependencies:
-    """function (module:qualname) -> the obligations, ops (vectors) and tests that call it;
-    `failing` lists the checks that fail without any mutant (never counted as kills) and
-    `seconds` what each obligation took, so the cheap ones run first."""
+class Trace:
+    """What one check (an obligation, an op's vectors under a profile, a test) called, with
+    the key of the code it was traced under and whether it passed without any mutant."""
 
-    digest: str
-    obligations: dict[str, list[str]] = field(default_factory=dict)
-    ops: dict[str, list[str]] = field(default_factory=dict)
-    tests: dict[str, list[str]] = field(default_factory=dict)
-    failing: list[str] = field(default_factory=list)
-    seconds: dict[str, float] = field(default_factory=dict)
+    key: str
+    functions: list[str]
+    passed: bool = True
+    seconds: float = 0.0
+
+
+@dataclass
+class Dependencies:
+    """The traces of every check, reused while their keys hold: an obligation is traced
+    again when the spec, the reference or its own module changes; vectors when the spec,
+    the reference or the suite does; tests when any of those or the tests do."""
+
+    obligations: dict[str, Trace] = field(default_factory=dict)
+    ops: dict[str, Trace] = field(default_factory=dict)
+    tests: dict[str, Trace] = field(default_factory=dict)
+
+    def callers(self, table: str, function: str) -> list[str]:
+        """The passing checks of `table` that call `function`."""
+        index = self.__dict__.setdefault("_index", {})
+        if table not in index:
+            by_function: dict[str, list[str]] = defaultdict(list)
+            for check, t in sorted(getattr(self, table).items()):
+                if t.passed:
+                    for f in t.functions:
+                        by_function[f].append(check)
+            index[table] = by_function
+        return index[table].get(function, [])
 
     def save(self, path: Path) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
         tmp = path.with_suffix(".tmp")
-        tmp.write_text(json.dumps(asdict(self), sort_keys=True))
+        body = {k: {c: asdict(t) for c, t in getattr(self, k).items()}
+                for k in ("obligations", "ops", "tests")}
+        tmp.write_text(json.dumps(body, sort_keys=True))
         os.replace(tmp, path)
 
     @staticmethod
-    def load(path: Path) -> Dependencies | None:
+    def load(path: Path) -> Dependencies:
         try:
-            return Dependencies(**json.loads(path.read_text()))
+            body = json.loads(path.read_text())
+            return Dependencies(**{k: {c: Trace(**t) for c, t in v.items()}
+                                   for k, v in body.items()})
         except (OSError, ValueError, TypeError):
-            return None
+            return Dependencies()
+
+
+def _digest(*parts: str) -> str:
+    return hashlib.sha256("\0".join(parts).encode()).hexdigest()[:24]
+
+
+def code_digest() -> str:
+    """Digest of spec/ and reference/: what every check runs."""
+    from . import reference
+
+    return runner.source_digest(mutation.SPEC_DIR, Path(reference.__file__).parent)
 
 
 def code_name(code: types.CodeType) -> str | None:
@@ -84,27 +120,25 @@ def calls() -> Iterator[set[str]]:
         found.update(n for n in map(code_name, codes) if n is not None)
 
 
-def _invert(by_check: dict[str, set[str]]) -> dict[str, list[str]]:
-    out: dict[str, set[str]] = defaultdict(set)
-    for check, names in by_check.items():
-        for name in names:
-            out[name].add(check)
-    return {k: sorted(v) for k, v in sorted(out.items())}
-
-
-def trace_obligations(settings: runner.Settings, progress: Callable[[str], None]
-                      ) -> tuple[dict[str, set[str]], list[str], dict[str, float]]:
-    """Run every obligation once (no cache), recording the spec functions each calls and
-    its time."""
-    by_po, failing, seconds = {}, [], {}
-    for i, po_id in enumerate(sorted(REGISTRY.obligations)):
-        progress(f"tracing obligations [{i + 1}/{len(REGISTRY.obligations)}] {po_id}")
+def trace_obligations(deps: Dependencies, progress: Callable[[str], None]) -> None:
+    """Run every obligation whose trace is stale once (no cache), recording the spec
+    functions it calls, whether it proves and its time."""
+    settings = runner.Settings(Path(tempfile.mkdtemp()), use_cache=False)
+    base = code_digest()
+    stale = {}
+    for po_id, po in REGISTRY.obligations.items():
+        module = sys.modules[po.build.__module__]
+        key = _digest(base, po_id, Path(module.__file__).read_text())
+        if po_id not in deps.obligations or deps.obligations[po_id].key != key:
+            stale[po_id] = key
+    for po_id in [i for i in deps.obligations if i not in REGISTRY.obligations]:
+        del deps.obligations[po_id]
+    for i, (po_id, key) in enumerate(sorted(stale.items())):
+        progress(f"tracing obligations [{i + 1}/{len(stale)}] {po_id}")
         with calls() as found:
             out = runner.check_obligation(REGISTRY.obligations[po_id], None, settings)
-        by_po[po_id], seconds[po_id] = found, out.seconds
-        if out.status != runner.PROVED:
-            failing.append(f"prove:{po_id}")
-    return by_po, failing, seconds
+        deps.obligations[po_id] = Trace(key, sorted(found), out.status == runner.PROVED,
+                                        out.seconds)
 
 
 def vector_cases() -> dict[tuple[str, str], list]:
@@ -136,53 +170,60 @@ def first_vector_failure(op_name: str, profile: str, cases: list) -> str | None:
     return None
 
 
-def trace_vectors(progress: Callable[[str], None]) -> tuple[dict[str, set[str]], list[str]]:
-    by_op: dict[str, set[str]] = defaultdict(set)
-    failing = []
+def trace_vectors(deps: Dependencies, progress: Callable[[str], None]) -> None:
+    """Run the vectors of every op and profile whose trace is stale against the reference,
+    recording the spec functions each calls."""
+    from .conformance import vectors
+
     cases = vector_cases()
-    for i, ((op, profile), items) in enumerate(sorted(cases.items())):
-        progress(f"tracing vectors [{i + 1}/{len(cases)}] {op} [{profile}]")
+    base = code_digest()
+    manifests = {p: vectors.manifest_sha256(vectors.VECTORS_DIR, p)
+                 for p in vectors.vector_profiles()}
+    stale = {f"{op}|{profile}": items for (op, profile), items in sorted(cases.items())
+             if deps.ops.get(f"{op}|{profile}", Trace("", [])).key !=
+             _digest(base, op, manifests[profile])}
+    for i, (check, items) in enumerate(stale.items()):
+        op, profile = check.split("|")
+        progress(f"tracing vectors [{i + 1}/{len(stale)}] {op} [{profile}]")
         with calls() as found:
             bad = first_vector_failure(op, profile, items)
-        by_op[f"{op}|{profile}"] |= found
-        if bad:
-            failing.append(f"vectors:{op}|{profile}")
-    return by_op, failing
+        deps.ops[check] = Trace(_digest(base, op, manifests[profile]), sorted(found),
+                                bad is None)
 
 
-def trace_tests(out: Path, progress: Callable[[str], None], timeout_s: float
-                ) -> dict[str, set[str]]:
-    """Run the test suite once with the tracing plugin; test node id -> spec functions."""
+def trace_tests(deps: Dependencies, root: Path, progress: Callable[[str], None],
+                timeout_s: float) -> None:
+    """Run the test suite once with the tracing plugin when any code or test changed: test
+    node id -> the spec functions it calls and whether it passed."""
+    key = _digest(code_digest(), runner.source_digest(REPO / "tests"))
+    if deps.tests and all(t.key == key for t in deps.tests.values()):
+        return
     progress("tracing the test suite (one full run)")
+    out = root / "tests-trace.json"
     env = os.environ | {"CRUCIBLE_SPEC_TRACE_TESTS": str(out)}
     subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "crucible_spec.mutant_plugin",
-                    "-x", "--no-header", "-o", "addopts="], cwd=REPO, env=env,
-                   timeout=timeout_s, capture_output=True, check=False)
+                    "--no-header", "-o", "addopts="], cwd=REPO, env=env, timeout=timeout_s,
+                   capture_output=True, check=False)
     try:
-        return {k: set(v) for k, v in json.loads(out.read_text()).items()}
+        traced = json.loads(out.read_text())
     except (OSError, ValueError):
-        return {}
+        traced = {}
+    deps.tests = {node: Trace(key, t["functions"], t["passed"]) for node, t in traced.items()}
 
 
 def build(checks: tuple[str, ...], root: Path, progress: Callable[[str], None],
           tests_timeout_s: float = 3600.0) -> Dependencies:
-    """Trace the chosen checks once (cached in `root` by the digest of spec/ and proofs/)."""
-    digest = runner.source_digest()
+    """Trace the chosen checks where their traces in `root` are stale."""
     path = root / "dependencies.json"
     deps = Dependencies.load(path)
-    if deps is None or deps.digest != digest:
-        deps = Dependencies(digest)
-    settings = runner.Settings(root / "cache", use_cache=False)
-    if "prove" in checks and not deps.obligations:
-        by_po, failing, deps.seconds = trace_obligations(settings, progress)
-        deps.obligations, deps.failing = _invert(by_po), sorted({*deps.failing, *failing})
+    if "prove" in checks:
+        trace_obligations(deps, progress)
         deps.save(path)
-    if "vectors" in checks and not deps.ops:
-        by_op, failing = trace_vectors(progress)
-        deps.ops, deps.failing = _invert(by_op), sorted({*deps.failing, *failing})
+    if "vectors" in checks:
+        trace_vectors(deps, progress)
         deps.save(path)
-    if "tests" in checks and not deps.tests:
-        deps.tests = _invert(trace_tests(root / "tests-trace.json", progress, tests_timeout_s))
+    if "tests" in checks:
+        trace_tests(deps, root, progress, tests_timeout_s)
         deps.save(path)
     return deps
 
@@ -215,17 +256,16 @@ class Verdict:
         return f"killed:{self.stage}" if self.stage else "survived"
 
 
-def _callers(table: dict[str, list[str]], mutant_id: str) -> list[str]:
-    """The checks of `table` that call a function the mutant changes."""
-    return sorted({c for f in mutation.mutated_functions(mutant_id) for c in table.get(f, [])})
+def _callers(deps: Dependencies, table: str, mutant_id: str) -> list[str]:
+    """The passing checks of `table` that call a function the mutant changes."""
+    return sorted({c for f in mutation.mutated_functions(mutant_id)
+                   for c in deps.callers(table, f)})
 
 
 def _prove(deps: Dependencies, mutant_id: str, root: Path, ran: dict[str, int]) -> str | None:
     settings = runner.Settings(root / "cache", use_cache=True, variant=mutant_id)
-    for po_id in sorted(_callers(deps.obligations, mutant_id),
-                        key=lambda i: (deps.seconds.get(i, 0.0), i)):
-        if f"prove:{po_id}" in deps.failing:
-            continue
+    for po_id in sorted(_callers(deps, "obligations", mutant_id),
+                        key=lambda i: (deps.obligations[i].seconds, i)):
         ran["prove"] = ran.get("prove", 0) + 1
         if runner.check_obligation(REGISTRY.obligations[po_id], None, settings).status \
                 != runner.PROVED:
@@ -235,9 +275,7 @@ def _prove(deps: Dependencies, mutant_id: str, root: Path, ran: dict[str, int]) 
 
 def _vectors(deps: Dependencies, mutant_id: str, ran: dict[str, int]) -> str | None:
     cases = vector_cases()
-    for key in _callers(deps.ops, mutant_id):
-        if f"vectors:{key}" in deps.failing:
-            continue
+    for key in _callers(deps, "ops", mutant_id):
         op, profile = key.split("|")
         ran["vectors"] = ran.get("vectors", 0) + 1
         bad = first_vector_failure(op, profile, cases[(op, profile)])
@@ -248,7 +286,7 @@ def _vectors(deps: Dependencies, mutant_id: str, ran: dict[str, int]) -> str | N
 
 def _tests(deps: Dependencies, mutant_id: str, timeout_s: float, ran: dict[str, int]
            ) -> str | None:
-    nodes = _callers(deps.tests, mutant_id)
+    nodes = _callers(deps, "tests", mutant_id)
     if not nodes:
         return None
     ran["tests"] = len(nodes)

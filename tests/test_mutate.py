@@ -91,10 +91,20 @@ def _planner_mutant() -> str:
     raise AssertionError("no mutant of the planner's round-up")
 
 
+def _deps(obligations: dict[str, list[str]], ops: dict[str, list[str]] | None = None
+          ) -> mutants.Dependencies:
+    """Dependencies of checks on functions, as tracing would find them."""
+    def traces(table):
+        checks = {c for cs in table.values() for c in cs}
+        return {c: mutants.Trace("k", [f for f, cs in table.items() if c in cs])
+                for c in checks}
+
+    return mutants.Dependencies(traces(obligations), traces(ops or {}))
+
+
 def _deps_for(mutant_id: str) -> mutants.Dependencies:
     function = mutant_id.split("@")[0]
-    return mutants.Dependencies("test", obligations={function: ["PO10.1"]},
-                                ops={function: ["plan.compute|crucible"]})
+    return _deps({function: ["PO10.1"]}, {function: ["plan.compute|crucible"]})
 
 
 def test_prove_kills_a_planner_mutant_and_vectors_see_it_too(tmp_path):
@@ -109,10 +119,9 @@ def test_prove_kills_a_planner_mutant_and_vectors_see_it_too(tmp_path):
 
 def test_listed_equivalent_mutants_and_missing_checks(tmp_path):
     mutant_id = _planner_mutant()
-    v = mutants.evaluate(mutant_id, mutants.Dependencies("test"), ("prove", "vectors"),
-                         tmp_path, {})
+    v = mutants.evaluate(mutant_id, mutants.Dependencies(), ("prove", "vectors"), tmp_path, {})
     assert v.status == "survived" and v.ran == {}
-    v = mutants.evaluate(mutant_id, mutants.Dependencies("test"), ("prove",), tmp_path,
+    v = mutants.evaluate(mutant_id, mutants.Dependencies(), ("prove",), tmp_path,
                          {mutant_id: "the reason"})
     assert (v.status, v.equivalent) == ("equivalent", "the reason")
 
@@ -194,8 +203,7 @@ def test_a_cached_answer_records_z3_version_and_resources(tmp_path):
 def test_a_constant_mutant_is_checked_by_what_calls_its_readers(tmp_path):
     mutant_id = "crucible_spec.spec.hashing:FMIX64_SHIFT@+0:0 const 33->34"
     assert mutation.mutated_functions(mutant_id) == ["crucible_spec.spec.hashing:fmix64"]
-    deps = mutants.Dependencies("test", obligations={"crucible_spec.spec.hashing:fmix64":
-                                                     ["PO8.60"]})
+    deps = _deps({"crucible_spec.spec.hashing:fmix64": ["PO8.60"]})
     v = mutants.evaluate(mutant_id, deps, ("prove",), tmp_path, {})
     assert (v.status, v.killed_by) == ("killed:prove", "prove:PO8.60")
 
@@ -207,3 +215,29 @@ def test_a_survivor_goes_only_through_the_checks_it_has_not_met():
     killed = mutants.Verdict("m", "f", 1, "sha", "prove", "prove:PO1.1", checks=["prove"])
     assert campaign.remaining(killed, ("prove", "vectors", "tests")) == ()
     assert campaign.remaining(None, ("prove",)) == ("prove",)
+
+
+def test_a_failing_check_is_never_counted_as_a_kill(tmp_path):
+    mutant_id = _planner_mutant()
+    deps = _deps_for(mutant_id)
+    deps.obligations["PO10.1"].passed = False
+    v = mutants.evaluate(mutant_id, deps, ("prove",), tmp_path, {})
+    assert v.status == "survived"
+
+
+def test_traces_are_reused_until_their_code_changes(tmp_path, monkeypatch):
+    deps = mutants.Dependencies()
+    seen = []
+    real = runner.check_obligation
+    monkeypatch.setattr(runner, "check_obligation",
+                        lambda po, m, s: seen.append(po.id) or real(po, m, s))
+    monkeypatch.setattr(mutants, "REGISTRY", type("R", (), {"obligations": {
+        "PO1.1": REGISTRY.obligations["PO1.1"], "PO1.2": REGISTRY.obligations["PO1.2"]}}))
+    mutants.trace_obligations(deps, lambda s: None)
+    assert sorted(seen) == ["PO1.1", "PO1.2"]
+    assert "crucible_spec.spec.bits:align_up" in deps.obligations["PO1.1"].functions
+    mutants.trace_obligations(deps, lambda s: None)
+    assert sorted(seen) == ["PO1.1", "PO1.2"]
+    deps.obligations["PO1.2"].key = "stale"
+    mutants.trace_obligations(deps, lambda s: None)
+    assert sorted(seen) == ["PO1.1", "PO1.2", "PO1.2"]
