@@ -86,9 +86,11 @@ class MutantId:
 _NOT_BEHAVIOUR = (ast.Raise, ast.Assert, ast.JoinedStr)
 """Error messages and internal assertions: no mutation inside them."""
 
-_SYMMETRIC = frozenset({"min", "max", "isinstance", "getattr", "hasattr", "setattr",
-                        "print", "mul_lo", "mul_hi"})
-"""Calls whose swapped arguments are no plausible bug (or no bug at all)."""
+_NO_SWAP = frozenset({"isinstance", "getattr", "hasattr", "setattr", "print"})
+"""Calls whose swapped arguments are no plausible bug."""
+
+_COMMUTATIVE = frozenset({"min", "max", "add", "mul", "mul_lo", "mul_hi", "umin", "wymix"})
+"""Calls whose first two arguments commute: swapping them is no bug at all."""
 
 
 def _plain(node: ast.AST) -> bool:
@@ -141,17 +143,20 @@ def _sites_of(node: ast.AST) -> Iterator[tuple[str, str]]:
         yield "logic", "and->or" if isinstance(node.op, ast.And) else "or->and"
     if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
         yield "logic", "drop not"
-    if isinstance(node, ast.Call) and not (isinstance(node.func, ast.Name | ast.Attribute) and
-                                           _callee(node.func) in _SYMMETRIC):
+    callee = _callee(node.func) if isinstance(node, ast.Call) else None
+    if isinstance(node, ast.Call) and callee not in _NO_SWAP:
         for i in _swappable(node.args):
-            yield "swap", f"args {i},{i + 1}"
+            if not (i == 0 and callee in _COMMUTATIVE):
+                yield "swap", f"args {i},{i + 1}"
     if isinstance(node, ast.Tuple) and isinstance(node.ctx, ast.Load):
         for i in _swappable(node.elts):
             yield "swap", f"fields {i},{i + 1}"
 
 
-def _callee(func: ast.AST) -> str:
-    return func.id if isinstance(func, ast.Name) else func.attr
+def _callee(func: ast.AST) -> str | None:
+    if isinstance(func, ast.Name):
+        return func.id
+    return func.attr if isinstance(func, ast.Attribute) else None
 
 
 def _apply(node: ast.AST, operator: str, change: str) -> ast.AST:

@@ -241,3 +241,26 @@ def test_traces_are_reused_until_their_code_changes(tmp_path, monkeypatch):
     deps.obligations["PO1.2"].key = "stale"
     mutants.trace_obligations(deps, lambda s: None)
     assert sorted(seen) == ["PO1.1", "PO1.2", "PO1.2"]
+
+
+def test_the_tests_stage_runs_the_tests_that_call_the_function_under_the_mutant(tmp_path):
+    mutant_id = _planner_mutant()
+    node = "tests/test_analysis_properties.py::test_broken_planners_are_caught"
+    deps = mutants.Dependencies(tests={node: mutants.Trace("k", [mutant_id.split("@")[0]])})
+    v = mutants.evaluate(mutant_id, deps, ("tests",), tmp_path, {}, timeout_s=300)
+    assert (v.status, v.killed_by) == ("killed:tests", f"tests:{node}")
+
+
+def test_the_tracing_plugin_records_what_each_test_calls(tmp_path):
+    import os
+    import subprocess
+    import sys
+
+    out = tmp_path / "trace.json"
+    node = "tests/test_analysis_properties.py::test_broken_planners_are_caught"
+    subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "crucible_spec.mutant_plugin",
+                    "-o", "addopts=", node], cwd=mutants.REPO, check=True, capture_output=True,
+                   env=os.environ | {"CRUCIBLE_SPEC_TRACE_TESTS": str(out)})
+    traced = json.loads(out.read_text())
+    assert traced[node]["passed"] is True
+    assert "crucible_spec.spec.memory_plan:align256" in traced[node]["functions"]
