@@ -15,7 +15,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from . import mutants
-from .proofs import mutation, patch
+from .proofs import mutation, patch, runner
 
 
 def load_results(path: Path) -> dict[str, mutants.Verdict]:
@@ -37,13 +37,17 @@ def load_results(path: Path) -> dict[str, mutants.Verdict]:
     return out
 
 
-def remaining(v: mutants.Verdict | None, checks: tuple[str, ...]) -> tuple[str, ...]:
+def remaining(v: mutants.Verdict | None, checks: tuple[str, ...],
+              digest: str | None = None) -> tuple[str, ...]:
     """The checks still to run on a mutant given its recorded verdict: none once it is
-    equivalent or killed, else those it has not been through yet."""
+    killed (or equivalent by its bytecode), all of them for a survivor whose checks have
+    changed since (`digest` of spec and proofs), else those it has not been through yet."""
     if v is None:
         return checks
-    if v.equivalent or v.stage:
+    if v.stage or v.equivalent == mutants.SAME_BYTECODE:
         return ()
+    if digest is not None and v.checks_digest != digest:
+        return checks
     return tuple(c for c in checks if c not in v.checks)
 
 
@@ -72,7 +76,8 @@ def run(ids: Iterable[str], *, checks: tuple[str, ...], root: Path, results: Pat
     """Evaluate every mutant of `ids` not already in `results`; return all their verdicts."""
     ids = list(ids)
     done = load_results(results)
-    todo = {i: remaining(done.get(i), checks) for i in ids}
+    digest = runner.source_digest()
+    todo = {i: remaining(done.get(i), checks, digest) for i in ids}
     todo = {i: stages for i, stages in todo.items() if stages}
     progress(f"{len(ids) - len(todo)} of {len(ids)} mutants already have results")
     if todo:

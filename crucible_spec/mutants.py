@@ -27,6 +27,7 @@ from .proofs import mutation, patch, runner
 from .spec.registry import REGISTRY
 
 CHECKS = ("prove", "vectors", "tests")
+SAME_BYTECODE = "compiles to the same bytecode"
 SPEC_PREFIX = "crucible_spec.spec."
 REPO = Path(__file__).resolve().parent.parent
 
@@ -233,7 +234,8 @@ class Verdict:
     """What happened to one mutant: `killed_by` is the first check that failed under it
     ("prove:PO7.20", "vectors:detector.run[crucible] case 3", "tests:tests/x.py::t"), with
     `stage` its kind; `equivalent` gives the reason when it is not a bug at all; `checks`
-    are the kinds of check it went through."""
+    are the kinds of check it went through, `checks_digest` the digest of the spec and
+    proofs it went through them with (a survivor is tried again when they change)."""
 
     id: str
     function: str
@@ -246,6 +248,7 @@ class Verdict:
     ran: dict[str, int] = field(default_factory=dict)
     error: str | None = None
     checks: list[str] = field(default_factory=list)
+    checks_digest: str | None = None
 
     @property
     def status(self) -> str:
@@ -362,14 +365,14 @@ def evaluate(mutant_id: str, deps: Dependencies, checks: tuple[str, ...], root: 
         if not mutation.is_constant(mutant_id):
             fn, site = mutation.find(mutant_id)
             if mutation.equivalent_by_code(fn, mutation.mutant_code(fn, site)):
-                v.equivalent = "compiles to the same bytecode"
+                v.equivalent = SAME_BYTECODE
     except patch.PatchError as e:
         return Verdict(mutant_id, function, chapter, "", error=str(e))
     if not v.equivalent and mutant_id in equivalent:
         v.equivalent = equivalent[mutant_id]
     if v.equivalent:
         return v
-    v.checks = list(checks)
+    v.checks, v.checks_digest = list(checks), runner.source_digest()
     for stage in checks:
         if stage == "tests":
             found = _tests(deps, mutant_id, timeout_s, v.ran)

@@ -264,3 +264,11 @@ def test_the_tracing_plugin_records_what_each_test_calls(tmp_path):
     traced = json.loads(out.read_text())
     assert traced[node]["passed"] is True
     assert "crucible_spec.spec.memory_plan:align256" in traced[node]["functions"]
+
+
+def test_a_survivor_is_tried_again_when_the_checks_change():
+    survivor = mutants.Verdict("m", "f", 1, "sha", checks=["prove"], checks_digest="old")
+    assert campaign.remaining(survivor, ("prove",), "old") == ()
+    assert campaign.remaining(survivor, ("prove",), "new") == ("prove",)
+    listed = mutants.Verdict("m", "f", 1, "sha", equivalent="a reason", checks_digest="old")
+    assert campaign.remaining(listed, ("prove",), "new") == ("prove",)
