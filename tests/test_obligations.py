@@ -26,7 +26,7 @@ def _spec_objects(subject) -> list:
 
 
 def _is_spec(obj) -> bool:
-    if isinstance(obj, types.FunctionType):
+    if isinstance(obj, types.FunctionType | type):
         return obj.__module__.startswith(SPEC)
     if isinstance(obj, tuple):
         return all(_is_spec(x) or isinstance(x, int | str | float) for x in obj)
