@@ -43,7 +43,9 @@ MODULE_CHAPTERS: dict[str, int] = {
 registry are infrastructure, not spec algorithms, and are not mutated)."""
 
 _INPUT_MAKERS = ("random_", "bench", "strategy", "draw_")
-"""Functions that make inputs for benchmarks and tests, not spec behaviour: not mutated."""
+"""Functions that make inputs for benchmarks and tests, not spec behaviour: not mutated (nor
+hypothesis strategies: composites, whose first argument is `draw`, and functions that return
+a SearchStrategy)."""
 
 _BINOPS = {ast.Add: ast.Sub, ast.Sub: ast.Add, ast.BitAnd: ast.BitOr, ast.BitOr: ast.BitAnd,
            ast.BitXor: ast.BitOr, ast.LShift: ast.RShift, ast.RShift: ast.LShift}
@@ -248,7 +250,9 @@ def _functions_of(module: types.ModuleType) -> Iterator[types.FunctionType]:
                 continue
             if fn.__module__ == module.__name__ and "<" not in fn.__qualname__ and \
                     fn.__code__.co_filename == module.__file__ and \
-                    not fn.__name__.startswith(_INPUT_MAKERS):
+                    not fn.__name__.startswith(_INPUT_MAKERS) and \
+                    fn.__code__.co_varnames[:1] != ("draw",) and \
+                    "SearchStrategy" not in str(fn.__annotations__.get("return", "")):
                 yield fn
 
     yield from from_namespace(vars(module))
