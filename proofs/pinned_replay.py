@@ -138,6 +138,9 @@ WIRE_PLANS = (
     ({"slots": [{"offset_bytes": 0, "nbytes": 256},
                 {"offset_bytes": 8192, "nbytes": 8, "is_external": True}]},
      ReplayPlan(256, [ReplaySlot(0, 256), ReplaySlot(8192, 8, True)])),
+    ({"slots": []}, ReplayPlan(0, [])),
+    ({"slots": [{"offset_bytes": 8, "nbytes": 8, "is_external": True}]},
+     ReplayPlan(0, [ReplaySlot(8, 8, True)])),
 )
 
 
@@ -152,6 +155,10 @@ def _check_wire_bounds(case: str) -> None:
                  "output_slot_ids[0]")
     elif case == "slot with an unknown field":
         _rejects({"ops": [], "plan": {"slots": [{"nbytes": 8, "dtype": 1}]}}, "slots[0]")
+    elif case == "slots not a list":
+        _rejects({"ops": [], "plan": {"slots": 5}}, "r.plan")
+    elif case == "ops not a list":
+        _rejects({"ops": 5}, "expected a region")
     elif case == "exactly MAX_REGION_OPS ops":  # the length passes; op 0 is the first error
         _rejects({"ops": [0] * rr.MAX_REGION_OPS}, "r.ops[0]")
     else:
@@ -166,7 +173,8 @@ def _check_fold(case: tuple) -> None:
 @property_obligation(
     "PO11.141",
     "Region wire form: a slot's offset and size default to 0, pool_bytes to the end of the last "
-    "internal slot; a slot with an unknown field, a slot id equal to the plan's size and more "
+    "internal slot (0 if none); only internal slots must be aligned; non-list slots or ops, a "
+    "slot with an unknown field, a slot id equal to the plan's size and more "
     "than 2^20 ops are rejected (exactly 2^20 pass the length check); the default content hash "
     "xors each guard hash into the running fmix64",
     covers=("context.simulate", "vigil.dispatch"), subject=rr.region_from_wire,
@@ -187,6 +195,20 @@ def _check_fold(case: tuple) -> None:
         Mutant.edit("end-externals", "pool_bytes defaults to the end of the externals",
                     rr.plan_from_wire, "if not s.is_external), default=0)",
                     "if s.is_external), default=0)"),
+        Mutant.edit("slots-list-and", "a plan whose slots are not a list passes the first "
+                    "check", rr.plan_from_wire,
+                    'if not isinstance(obj, dict) or not isinstance(obj.get("slots", []), list)',
+                    'if not isinstance(obj, dict) and not isinstance(obj.get("slots", []), list)'),
+        Mutant.edit("external-aligned", "the alignment check applies to externals instead",
+                    rr.plan_from_wire, 'if not get["is_external"] and get["offset_bytes"]',
+                    'if get["is_external"] and get["offset_bytes"]'),
+        Mutant.edit("empty-pool-one", "a plan without internal slots defaults to 1 byte",
+                    rr.plan_from_wire, "if not s.is_external), default=0)",
+                    "if not s.is_external), default=1)"),
+        Mutant.edit("ops-list-and", "a region whose ops are not a list passes the first check",
+                    rr.region_from_wire,
+                    'if not isinstance(obj, dict) or not isinstance(obj.get("ops"), list)',
+                    'if not isinstance(obj, dict) and not isinstance(obj.get("ops"), list)'),
         Mutant.edit("ops-bound", "exactly 2^20 ops are rejected", rr.region_from_wire,
                     'len(obj["ops"]) > MAX_REGION_OPS', 'len(obj["ops"]) >= MAX_REGION_OPS'),
     ))
@@ -195,7 +217,8 @@ def wire_pinned(subject) -> list[Property]:
              ([Guard(3, 3, 3, 3)], fmix64(fmix64(fmix64(fmix64(3) ^ 3) ^ 3) ^ 3)))
     return [Property("plan defaults", _check_plan, cases=lambda: WIRE_PLANS),
             Property("bounds", _check_wire_bounds, cases=lambda: (
-                "slot id at the plan's size", "slot with an unknown field",
+                "slot id at the plan's size", "slot with an unknown field", "slots not a list",
+                "ops not a list",
                 "exactly MAX_REGION_OPS ops", "MAX_REGION_OPS + 1 ops")),
             Property("guard_fold", _check_fold, cases=lambda: folds)]
 
