@@ -6,6 +6,8 @@ the spec on the longer, random inputs the ops accept."""
 
 from __future__ import annotations
 
+import itertools
+
 from hypothesis import strategies as st
 
 from ..spec import crucible_context, replay_engine, replay_ops, vigil
@@ -125,6 +127,25 @@ def txlog_cycles(draw) -> dict:
     return {"capacity": capacity, "steps": steps}
 
 
+def txlog_sequences(max_steps: int = 7) -> list[dict]:
+    """Every sequence of at most `max_steps` begins, commits, activates (of the transaction
+    just begun) and rollbacks on a log of capacity 2."""
+    out = []
+    for n in range(max_steps + 1):
+        for kinds in itertools.product(("begin", "commit", "activate", "rollback"), repeat=n):
+            steps, begun = [], 0
+            for kind in kinds:
+                if kind == "begin":
+                    steps.append({"op": "begin", "step": begun})
+                    begun += 1
+                elif kind == "rollback":
+                    steps.append({"op": "rollback"})
+                else:
+                    steps.append({"op": kind, "slot": (begun - 1) % 2})
+            out.append({"capacity": 2, "steps": steps})
+    return out
+
+
 def _one_active(args: dict) -> None:
     r = txlog_simulate(**args)
     actives = [k for k, t in enumerate(r["entries"]) if t["status"] == 3]
@@ -143,13 +164,15 @@ def _one_active(args: dict) -> None:
 def txlog_one_active(_subject):
     return [Property("txlog steps", _one_active, strategy=_domain("txlog.simulate"),
                      examples=150),
-            Property("txlog cycles", _one_active, strategy=txlog_cycles, examples=150)]
+            Property("txlog cycles", _one_active, strategy=txlog_cycles, examples=150),
+            Property("every sequence of up to 7 steps", _one_active, cases=txlog_sequences)]
 
 
 @st.composite
 def many_inserts(draw) -> dict:
-    """8-12 regions of 1-12 content hashes, inserted in any order, some twice: evictions."""
-    hashes = draw(st.lists(st.integers(1, 12), min_size=8, max_size=12))
+    """9-12 regions of distinct content hashes (more than the cache holds), inserted in any
+    order, some twice: evictions."""
+    hashes = draw(st.lists(st.integers(1, 12), min_size=9, max_size=12, unique=True))
     regions = [{"ops": _ops(1), "plan": {"slots": []}, "content_hash": hex(h)} for h in hashes]
     order = draw(st.permutations(range(len(regions))))
     again = draw(st.lists(st.integers(0, len(regions) - 1), max_size=6))
