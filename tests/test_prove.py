@@ -81,3 +81,12 @@ def test_a_cached_exploration_is_not_reused_once_the_spec_changes(settings, monk
     assert not first.cached and runner.check_machine(machine, settings, "PO11.5").cached
     monkeypatch.setattr(runner, "source_digest", lambda: "another spec")
     assert not runner.check_machine(machine, settings, "PO11.5").cached
+
+
+def test_contracts_read_plain_asserts_inside_pytest(tmp_path):
+    """pytest rewrites the asserts of our whole distribution (it provides a plugin) unless a
+    module opts out; crosshair must see the contracts' plain asserts."""
+    settings = runner.Settings(tmp_path, use_cache=False)
+    out = runner.check_obligation(REGISTRY.obligations["PO5.80"],
+                                  "span without the last element", settings)
+    assert out.verdict == runner.KILLED
