@@ -105,9 +105,9 @@ def plan_diff(expected: dict, got: dict, slots: list[PlanSlot] | None = None) ->
 def dag_diff(a: Any, b: Any, errata: frozenset[str] = NO_ERRATA) -> list[Finding]:
     """Where two DAGs first diverge (the spec's dag_diff walk), with the nodes' Merkle
     hashes."""
-    da, db = dag_from_wire(a, "expected"), dag_from_wire(b, "got")
+    da, db = dag_from_wire(a, "expected", errata), dag_from_wire(b, "got", errata)
     ma, mb = merkle_hashes(da, errata), merkle_hashes(db, errata)
-    kind, depth, ka, kb = spec_dag_diff(da, da.root, db, db.root, ma, mb)
+    kind, depth, ka, kb = spec_dag_diff(da, da.root, db, db.root, ma, mb, 0, errata)
     if kind == DagDiffKind.IDENTICAL:
         return []
 

@@ -1,10 +1,12 @@
 """Conformance vectors: `conformance/vectors/<profile>/<chapter>/<op>.jsonl` plus a manifest.
 
 One case per line, keys sorted: {"args", "result", "source"} or {"args", "error", "source"}.
-Sources, in this order in each file: the real Crucible's golden values, hand-picked edge cases
-(the op's `edges`), invalid inputs with their error code, and cases drawn from the op's domain
-by hypothesis with a seed derived from the op name. Generation is deterministic: two runs give
-byte-identical files (with one hypothesis version). Every registered op gets a file.
+Sources, in this order in each file: the real Crucible's golden values, the witnesses of the
+errata that reach the op (the same args under every profile, so the suites tell the profiles
+apart), hand-picked edge cases (the op's `edges`), invalid inputs with their error code, and
+cases drawn from the op's domain by hypothesis with a seed derived from the op name.
+Generation is deterministic: two runs give byte-identical files (with one hypothesis version).
+Every registered op gets a file.
 """
 
 from __future__ import annotations
@@ -24,9 +26,9 @@ from hypothesis import strategies as st
 
 from .. import SPEC_VERSION
 from ..engine import Implementation
-from ..spec.errata import profile_errata, profiles
+from ..spec.errata import profile_errata, profiles, result_witnesses
 from ..spec.errors import SpecError
-from ..spec.registry import REGISTRY, Op
+from ..spec.registry import REGISTRY, Op, po_sort_key
 from . import golden
 
 VECTORS_DIR = Path(__file__).parent / "vectors"
@@ -117,10 +119,18 @@ def _golden_cases(impl: Implementation, op: Op, profile: str) -> list[Case]:
     return out
 
 
+def witness_args(op: Op) -> list[tuple[str, dict]]:
+    """(erratum id, args) of every result witness on `op`, in erratum order."""
+    errata = sorted(REGISTRY.errata.values(), key=lambda e: po_sort_key(e.id))
+    return [(e.id, w["args"]) for e in errata for name, w in result_witnesses(e)
+            if name == op.name]
+
+
 def op_cases(op: Op, profile: str, per_op: int = GENERATED_PER_OP) -> list[Case]:
     """Every vector of `op` under `profile`, deduplicated by args (first source wins)."""
     impl = Implementation("reference", profile_errata(profile))
     cases = _golden_cases(impl, op, profile)
+    cases += [expected(impl, op, a, f"erratum {eid}") for eid, a in witness_args(op)]
     cases += [expected(impl, op, a, "edge") for a in (op.edges() if op.edges else [])]
     for inv in op.invalid:
         for a in draw(inv.args(), INVALID_PER_CASE, f"{op.name}/invalid/{inv.description}"):
@@ -178,7 +188,9 @@ def generate(root: Path, profile: str, per_op: int = GENERATED_PER_OP,
 
 
 def _family(source: str) -> str:
-    return "invalid" if source.startswith("invalid:") else source
+    if source.startswith(("invalid:", "erratum ")):
+        return source.split(":")[0].split(" ")[0]
+    return source
 
 
 def manifest_sha256(root: Path, profile: str) -> str:

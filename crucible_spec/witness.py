@@ -4,7 +4,7 @@ A witness states a whole error ({"error": code}) or the result fields that tell 
 from __future__ import annotations
 
 from .engine import Implementation
-from .spec.errata import profile_errata
+from .spec.errata import profile_errata, result_witnesses
 from .spec.errors import SpecError
 from .spec.registry import Erratum
 
@@ -18,15 +18,17 @@ def answer(impl: Implementation, op: str, args: dict) -> dict:
 
 
 def check(e: Erratum) -> str:
-    """'reproduced', 'n/a' (no runnable witness), or what each side answered instead."""
-    if e.flag != "result" or "args" not in e.witness:
+    """'reproduced' (every runnable witness, on its op), 'n/a' (none), or what each side
+    answered instead on the first witness that fails."""
+    witnesses = result_witnesses(e)
+    if not witnesses:
         return "n/a"
-    op = e.witness.get("op", e.ops[0])
-    spec = answer(Implementation("reference"), op, e.witness["args"])
-    seed = answer(Implementation("reference", profile_errata(e.seed)), op, e.witness["args"])
-    if matches(spec, e.witness["spec"]) and matches(seed, e.witness["seed"]):
-        return "reproduced"
-    return f"NOT reproduced (spec answers {spec}, seed profile answers {seed})"
+    for op, w in witnesses:
+        spec = answer(Implementation("reference"), op, w["args"])
+        seed = answer(Implementation("reference", profile_errata(e.seed)), op, w["args"])
+        if not (matches(spec, w["spec"]) and matches(seed, w["seed"])):
+            return f"NOT reproduced on {op} (spec answers {spec}, seed profile answers {seed})"
+    return "reproduced"
 
 
 def matches(got: dict, stated: dict) -> bool:

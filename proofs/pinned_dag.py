@@ -169,8 +169,8 @@ def _empty_diff(depth: int) -> None:
                          "return DagDiffKind.IDENTICAL, depth, ka, kb",
                          "return depth, DagDiffKind.IDENTICAL, ka, kb", occurrence=2),
              Mutant.edit("body hashes swapped", "the loop body walk gets b's hashes for a",
-                         dag_diff, "dag_diff(a, x.body, b, y.body, ma, mb, depth + 1)",
-                         "dag_diff(a, x.body, b, y.body, mb, ma, depth + 1)")),
+                         dag_diff, "dag_diff(a, x.body, b, y.body, ma, mb,",
+                         "dag_diff(a, x.body, b, y.body, mb, ma,")),
 )
 def dag_diff_record(_subject):
     return [Property("a pair of DAGs", _diff_case, cases=lambda: DIFFS),

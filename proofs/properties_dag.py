@@ -130,14 +130,15 @@ def _one_node_changed(case: tuple[dict, int]) -> None:
     covers=("dag.diff",),
     subject=dag_diff,
     mutants=(Mutant.edit("arm depth not counted", "an arm's nodes are reported at the "
-                         "branch's depth", dag_diff, "dag_diff(a, ta, b, tb, ma, mb, depth + 1)",
-                         "dag_diff(a, ta, b, tb, ma, mb, depth)"),
+                         "branch's depth", dag_diff, "dag_diff(a, ta, b, tb, ma, mb, depth + 1,",
+                         "dag_diff(a, ta, b, tb, ma, mb, depth,"),
              Mutant.edit("content as kind", "a region of another content is a kind mismatch",
                          dag_diff, "return DagDiffKind.CONTENT_MISMATCH, depth, ka, kb",
                          "return DagDiffKind.KIND_MISMATCH, depth, ka, kb"),
              Mutant.edit("guard not compared", "a branch's guard is left out of the "
                          "comparison", dag_diff,
-                         "guard_hash(*x.guard) != guard_hash(*y.guard) or ", "")),
+                         "guard_hash(*x.guard, errata) != guard_hash(*y.guard, errata) or \\\n",
+                         "")),
 )
 def diff_finds_the_changed_node(_subject):
     return [Property("a DAG and one node to change", _one_node_changed,

@@ -22,6 +22,42 @@ from .trace_entry import TraceOp, trace_op_from_wire
 from .trace_ring import MAX_SCALARS
 
 E8_3, E8_4 = "E8.3", "E8.4"
+_HASHED_ELSEWHERE = ("trace.build", "dag.merkle", "dag.diff", "dag.add_branch", "cdag.encode")
+"""Ops that compute content hashes of their own regions."""
+
+
+def _region(ops: list[dict]) -> dict:
+    return {"nodes": [{"kind": "region", "ops": ops}], "root": 0}
+
+
+def _new_region(ops: list[dict]) -> dict:
+    """dag.add_branch args whose new arm is a region of `ops`."""
+    return {"dag": {"nodes": [{"kind": "terminal"}, {"kind": "region", "next": 0,
+                                                     "ops": [{"schema_hash": "0x3"}]}],
+                    "root": 1}, "divergence_point": 1, "existing_suffix": None,
+            "new_ops": ops, "old_value": 0, "new_value": 1, "guard": {"kind": 1, "op_index": 0}}
+
+
+def _witnesses(ops: list[dict], other: list[dict], spec: str, seed: str,
+               cdag: tuple[list[dict], str, str]) -> tuple[dict, ...]:
+    """A content-hash witness on every op that hashes regions: `ops` hashes to `spec` and to
+    `seed` under the erratum; `other` hashes like `ops` under it only. cdag: (ops, spec file,
+    seed file)."""
+    old = {"replays": {"0": ["0x5ab46c0941861212"]}}
+    return (
+        {"op": "trace.build", "args": {"ops": ops}, "spec": {"content_hash": spec},
+         "seed": {"content_hash": seed}},
+        {"op": "dag.merkle", "args": {"dag": _region(ops)}, "spec": {"merkle": [spec]},
+         "seed": {"merkle": [seed]}},
+        {"op": "dag.diff", "args": {"a": _region(ops), "b": _region(other)},
+         "spec": {"kind": 2, "depth": 0}, "seed": {"kind": 0, "depth": 0}},
+        {"op": "dag.add_branch", "args": _new_region(ops),
+         "spec": {"replays": old["replays"] | {"1": [spec]}},
+         "seed": {"replays": old["replays"] | {"1": [seed]}}},
+        {"op": "cdag.encode", "args": {"region": {"ops": cdag[0], "has_plan": False}},
+         "spec": {"hex": cdag[1]}, "seed": {"hex": cdag[2]}},
+    )
+
 
 
 def mix(h: int, x: int, errata: frozenset[str] = NO_ERRATA) -> int:
@@ -125,12 +161,37 @@ def regions(draw) -> dict:
     return {"ops": ops}
 
 
+_CDAG_HEAD = "4741444307000000" + "00" * 8
+"""The first 16 bytes of a region file: magic, version, kind REGION and pad."""
+_E8_3_BODY = (
+    "0200000001000000000000000000000000000000000100000000000000000000000000000000000000000000"
+    "0000000000000000000000000000000000000000000000000000000000000000000000000000000000000000"
+    "000000000000000000000000000000")
+"""What follows the hashes in the file of the E8.3 witness's ops."""
+_E8_4_BODY = (
+    "0100000038010000000000000000000000000000003801000000000000000000000000000000000000000000"
+    "0000000000000000000100000000000000000000000000000000000000000000000000000000000000000000"
+    "0000000000000000000000000000000000000000000000000000000000000000000000000000000000000000"
+    "0000000000000000000000000000000000000000000000000000000000000000000000000000000000000000"
+    "000000000000000000000000000000000000000000000038f7e8000000000000000000000000000000000000"
+    "00000000000000000000ffffffffffffffff")
+"""What follows the hashes in the file of the E8.4 witness's op (the real code's
+content hash of that op, under its packing, is 0x936f864631821f42)."""
+
+
 erratum(
     E8_3, "A zero operand of wymix erases the content hash chain before it",
     seed="crucible@8d2680a2", location="include/crucible/MerkleDag.h compute_content_hash",
-    ops=("dag.content_hash", "trace.build"),
+    ops=("dag.content_hash", *_HASHED_ELSEWHERE),
     witness={"args": {"ops": [{"schema_hash": "0x1"}, {"schema_hash": "0x0"}]},
              "spec": {"out": "0xfde4aebe7dd3e418"}, "seed": {"out": "0x0000000000000000"}},
+    also=_witnesses(
+        [{"schema_hash": "0x1"}, {"schema_hash": "0x0"}],
+        [{"schema_hash": "0x2"}, {"schema_hash": "0x0"}],
+        "0xfde4aebe7dd3e418", "0x0000000000000000",
+        ([{"schema_hash": "0x1"}, {"schema_hash": "0x0"}],
+         _CDAG_HEAD + "1d74cf7c81d404a9" + "18e4d37dbeaee4fd" + _E8_3_BODY,
+         _CDAG_HEAD + "00" * 16 + _E8_3_BODY)),
     flag="result",
     detail="wymix(h, 0) = 0 for every h (proof obligation PO8.3), so an op whose schema hash "
            "or packed meta is 0 resets the chain and regions that differ only before it get "
@@ -142,10 +203,20 @@ erratum(
 erratum(
     E8_4, "dtype and device type are sign-extended into the packed meta of the content hash",
     seed="crucible@8d2680a2", location="include/crucible/MerkleDag.h compute_content_hash",
-    ops=("dag.content_hash", "trace.build"),
+    ops=("dag.content_hash", *_HASHED_ELSEWHERE),
     witness={"args": {"ops": [{"schema_hash": "0x1", "inputs": [
                  {"ndim": 0, "dtype": -1, "device_type": 1, "device_idx": 0}]}]},
              "spec": {"out": "0x04ab58762271b2d0"}, "seed": {"out": "0x64b5720b4b825f21"}},
+    also=_witnesses(
+        [{"schema_hash": "0x1", "inputs": [{"ndim": 0, "dtype": -1, "device_type": 1,
+                                               "device_idx": 0}]}],
+        [{"schema_hash": "0x1", "inputs": [{"ndim": 0, "dtype": -1, "device_type": 2,
+                                               "device_idx": 0}]}],
+        "0x04ab58762271b2d0", "0x64b5720b4b825f21",
+        ([{"schema_hash": "0x138", "inputs": [{"ndim": 0, "dtype": 56, "device_type": -9,
+                                               "device_idx": -24}]}],
+         _CDAG_HEAD + "8d84ec57e1f399bf" + "3a31bbf04867a27e" + _E8_4_BODY,
+         _CDAG_HEAD + "de736b23cc74a2fe" + "421f823146866f93" + _E8_4_BODY)),
     flag="result",
     detail="static_cast<uint64_t>(std::to_underlying(dtype)) widens the int8 with its sign, so "
            "ScalarType::Undefined (-1) sets bits 8..63 and covers the device type and index: "

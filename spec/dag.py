@@ -6,7 +6,7 @@ A DAG on the wire is {"nodes": [...], "root": k}; nodes refer to each other by i
    "arms": [{"value", "target"}], "next"}
   {"kind": "loop", "body", "body_content_hash"?, "feedback": [[out, in]], "term_kind",
    "repeat_count", "epsilon_bits", "next"}
-  {"kind": "terminal"}
+  {"kind": "terminal"}  ("next", if given, must be null: a terminal ends the walk)
 A node's Merkle hash covers its own hash and everything reachable through its continuation;
 a terminal's is 0; a region with no continuation has merkle = content.
 """
@@ -74,8 +74,7 @@ class Dag:
     def children(self, k: int) -> list[int]:
         n = self.nodes[k]
         out = [t for _, t in n.arms] + ([n.body] if n.body is not None else [])
-        return out + ([n.next] if n.next is not None and n.kind != TraceNodeKind.TERMINAL
-                      else [])
+        return out + ([n.next] if n.next is not None else [])
 
 
 def _ref(obj: dict, name: str, count: int, path: str) -> int | None:
@@ -97,17 +96,19 @@ def guard_from_wire(g: Any, path: str) -> tuple[int, int, int, int]:
             scalar_from_wire(u16, g.get("dim_index", 0), path))
 
 
-def _node(obj: Any, count: int, path: str) -> Node:
+def _node(obj: Any, count: int, path: str, errata: frozenset[str] = NO_ERRATA) -> Node:
     if not isinstance(obj, dict) or obj.get("kind") not in KINDS:
         raise InvalidInput(f"{path}: a node with kind region, branch, loop or terminal")
     extra = sorted(set(obj) - _FIELDS[obj["kind"]])
     if extra:
         raise InvalidInput(f"{path}: a {obj['kind']} node has no field {extra[0]!r}")
     n = Node(KINDS[obj["kind"]], _ref(obj, "next", count, path))
+    if n.kind == TraceNodeKind.TERMINAL and n.next is not None:
+        raise InvalidInput(f"{path}.next: a terminal ends the walk; its next must be null")
     if obj["kind"] == "region":
         if "ops" in obj:
             ops = trace_ops_from_wire(obj["ops"])
-            n.content_hash, n.num_ops = compute_content_hash(ops), len(ops)
+            n.content_hash, n.num_ops = compute_content_hash(ops, errata), len(ops)
         n.content_hash = scalar_from_wire(hash64, obj.get("content_hash", n.content_hash),
                                           f"{path}.content_hash")
         n.num_ops = scalar_from_wire(u32, obj.get("num_ops", n.num_ops), f"{path}.num_ops")
@@ -140,13 +141,13 @@ def _node(obj: Any, count: int, path: str) -> Node:
     return n
 
 
-def dag_from_wire(obj: Any, path: str = "args.dag") -> Dag:
-    """A DAG from the wire, checked: indices in range and no cycle."""
+def dag_from_wire(obj: Any, path: str = "args.dag", errata: frozenset[str] = NO_ERRATA) -> Dag:
+    """A DAG from the wire, checked: indices in range, no cycle, no terminal with a next."""
     if not isinstance(obj, dict) or not isinstance(obj.get("nodes"), list):
         raise InvalidInput(f"{path}: expected {{nodes: [...], root}}")
     count = len(obj["nodes"])
-    dag = Dag([_node(o, count, f"{path}.nodes[{k}]") for k, o in enumerate(obj["nodes"])],
-              _ref(obj, "root", count, path))
+    nodes = [_node(o, count, f"{path}.nodes[{k}]", errata) for k, o in enumerate(obj["nodes"])]
+    dag = Dag(nodes, _ref(obj, "root", count, path))
     state = [0] * count  # 0 unseen, 1 on the stack, 2 done
     for start in range(count):
         stack = [(start, iter(dag.children(start)))]
@@ -173,7 +174,7 @@ def body_content_hash(dag: Dag, body: int | None) -> int:
         n = dag.nodes[k]
         if n.kind == TraceNodeKind.REGION:
             h = wymix(h, n.content_hash)
-        k = None if n.kind == TraceNodeKind.TERMINAL else n.next
+        k = n.next
     return fmix64(h)
 
 
@@ -243,7 +244,7 @@ def node_count(dag: Dag, k: int | None) -> int:
 
 
 def dag_diff(a: Dag, ka: int | None, b: Dag, kb: int | None,
-             ma: list[int], mb: list[int], depth: int = 0
+             ma: list[int], mb: list[int], depth: int = 0, errata: frozenset[str] = NO_ERRATA
              ) -> tuple[int, int, int | None, int | None]:
     """(kind, depth, node of a, node of b) of the first divergence of two DAGs walked in
     lockstep (the DagDiff record); identical subtrees (equal Merkle hashes) are skipped."""
@@ -256,12 +257,13 @@ def dag_diff(a: Dag, ka: int | None, b: Dag, kb: int | None,
         if x.kind == TraceNodeKind.REGION and x.content_hash != y.content_hash:
             return DagDiffKind.CONTENT_MISMATCH, depth, ka, kb
         if x.kind == TraceNodeKind.BRANCH:
-            if guard_hash(*x.guard) != guard_hash(*y.guard) or len(x.arms) != len(y.arms):
+            if guard_hash(*x.guard, errata) != guard_hash(*y.guard, errata) or \
+                    len(x.arms) != len(y.arms):
                 return DagDiffKind.BRANCH_MISMATCH, depth, ka, kb
             for (va, ta), (vb, tb) in zip(x.arms, y.arms, strict=True):
                 if va != vb:
                     return DagDiffKind.BRANCH_MISMATCH, depth, ka, kb
-                sub = dag_diff(a, ta, b, tb, ma, mb, depth + 1)
+                sub = dag_diff(a, ta, b, tb, ma, mb, depth + 1, errata)
                 if sub[0] != DagDiffKind.IDENTICAL:
                     return sub
         if x.kind == TraceNodeKind.LOOP:
@@ -269,7 +271,7 @@ def dag_diff(a: Dag, ka: int | None, b: Dag, kb: int | None,
                     x.epsilon_bits) != (loop_body_hash(b, y), y.feedback, y.term_kind,
                                         y.repeat_count, y.epsilon_bits):
                 return DagDiffKind.LOOP_MISMATCH, depth, ka, kb
-            sub = dag_diff(a, x.body, b, y.body, ma, mb, depth + 1)
+            sub = dag_diff(a, x.body, b, y.body, ma, mb, depth + 1, errata)
             if sub[0] != DagDiffKind.IDENTICAL:
                 return sub
         ka, kb, depth = x.next, y.next, depth + 1
@@ -304,7 +306,8 @@ MERGE_SCAN = 1024
 """find_merge_point looks at most this many regions of the existing chain."""
 
 
-def find_merge_point(new_ops: list, dag: Dag, existing: int | None) -> tuple[int | None, int]:
+def find_merge_point(new_ops: list, dag: Dag, existing: int | None,
+                     errata: frozenset[str] = NO_ERRATA) -> tuple[int | None, int]:
     """The first region of the longest run of `existing`'s regions whose ops end `new_ops`
     (matched by content hash, last region first), and how many new ops precede it."""
     chain, k = [], existing
@@ -315,7 +318,7 @@ def find_merge_point(new_ops: list, dag: Dag, existing: int | None) -> tuple[int
     merge, pos = None, len(new_ops)
     for r in reversed(chain):
         n = dag.nodes[r]
-        if pos < n.num_ops or compute_content_hash(new_ops[pos - n.num_ops:pos]) != \
+        if pos < n.num_ops or compute_content_hash(new_ops[pos - n.num_ops:pos], errata) != \
                 n.content_hash:
             break
         merge, pos = r, pos - n.num_ops
@@ -329,14 +332,14 @@ def add_branch(dag: Dag, divergence: int, new_ops: list, old_value: int, new_val
     ops, both rejoining at the merge point; return the branch's index. The arms are sorted by
     value. The spec cuts each arm where the shared suffix begins; the code leaves both arms
     whole, so replay runs the suffix twice (erratum E9.3)."""
-    merge, prefix = find_merge_point(new_ops, dag, existing)
+    merge, prefix = find_merge_point(new_ops, dag, existing, errata)
     if E9_3 in errata:
         new_arm = _append(dag, Node(TraceNodeKind.REGION, merge,
-                                    compute_content_hash(new_ops), len(new_ops)))
+                                    compute_content_hash(new_ops, errata), len(new_ops)))
         old_arm = divergence
     else:
         new_arm = _append(dag, Node(TraceNodeKind.REGION, None,
-                                    compute_content_hash(new_ops[:prefix]), prefix)) \
+                                    compute_content_hash(new_ops[:prefix], errata), prefix)) \
             if prefix else _append(dag, Node(TraceNodeKind.TERMINAL))
         old_arm = _copy_until(dag, divergence, merge)
     arms = sorted([(old_value, old_arm), (new_value, new_arm)], key=lambda a: a[0])

@@ -7,7 +7,7 @@ from typing import Any
 
 from hypothesis import strategies as st
 
-from .content_hash import trace_ops_from_wire
+from .content_hash import E8_3, E8_4, trace_ops_from_wire
 from .dag import (
     E9_3,
     Dag,
@@ -30,13 +30,15 @@ from .schema import BITS32, BOOL, HASH64, U8, U16, U32, Field, Json, List, recor
 
 
 def merkle_op(dag: Any, errata: frozenset[str] = NO_ERRATA) -> dict:
-    d = dag_from_wire(dag)
+    d = dag_from_wire(dag, errata=errata)
     return {"merkle": merkle_hashes(d, errata), "node_count": node_count(d, d.root)}
 
 
-def diff_op(a: Any, b: Any) -> dict:
-    da, db = dag_from_wire(a, "args.a"), dag_from_wire(b, "args.b")
-    kind, depth, _, _ = dag_diff(da, da.root, db, db.root, merkle_hashes(da), merkle_hashes(db))
+def diff_op(a: Any, b: Any, errata: frozenset[str] = NO_ERRATA) -> dict:
+    """dag_diff of the two DAGs, their Merkle and guard hashes under the active errata."""
+    da, db = dag_from_wire(a, "args.a", errata), dag_from_wire(b, "args.b", errata)
+    kind, depth, _, _ = dag_diff(da, da.root, db, db.root, merkle_hashes(da, errata),
+                                 merkle_hashes(db, errata), 0, errata)
     return {"kind": int(kind), "depth": depth}
 
 
@@ -61,7 +63,7 @@ def replay_op(dag: Any, choices: Any) -> dict:
 def add_branch_op(dag: Any, divergence_point: int, existing_suffix: int | None, new_ops: Any,
                   old_value: int, new_value: int, guard: Any,
                   errata: frozenset[str] = NO_ERRATA) -> dict:
-    d = dag_from_wire(dag)
+    d = dag_from_wire(dag, errata=errata)
     for name, k in (("divergence_point", divergence_point), ("existing_suffix", existing_suffix)):
         if k is not None and k >= len(d.nodes):
             raise InvalidInput(f"args.{name}: not a node index")
@@ -164,17 +166,21 @@ declare(
     summary="Every node's Merkle hash, and the node count reached from the root.",
     args=record(dag=Field(_DAG, "the DAG")),
     result=record(merkle=List(HASH64), node_count=U32),
-    spec=(merkle_hashes,), errata=(E9_1, E9_2), domain=lambda: dags().map(lambda d: {"dag": d}),
+    spec=(merkle_hashes,), errata=(E8_3, E8_4, E9_1, E9_2),
+    domain=lambda: dags().map(lambda d: {"dag": d}),
     not_applicable={"numba": _WALK, "cupy": _WALK},
     invalid=(InvalidCase("a cycle", lambda: st.just({"dag": {"nodes": [
-        {"kind": "region", "content_hash": "0x1", "next": 0}], "root": 0}})),),
+        {"kind": "region", "content_hash": "0x1", "next": 0}], "root": 0}})),
+             InvalidCase("a terminal with a next", lambda: st.just({"dag": {"nodes": [
+                 {"kind": "terminal", "next": 1}, {"kind": "region", "content_hash": "0x1"}],
+                 "root": 0}}))),
 )
 
 declare(
     "dag.diff", chapter=9,
     summary="Where two DAGs first differ (DagDiffKind) and at what depth.",
     args=record(a=Field(_DAG, "one DAG"), b=Field(_DAG, "the other")),
-    result=record(kind=U8, depth=U32), spec=(dag_diff,),
+    result=record(kind=U8, depth=U32), spec=(dag_diff,), errata=(E8_3, E8_4, E9_1, E9_2),
     domain=lambda: st.builds(lambda a, b: {"a": a, "b": b}, dags(), dags()),
     not_applicable={"numba": _WALK, "cupy": _WALK},
 )
@@ -200,7 +206,7 @@ declare(
                 new_value=Field(Json("int64"), "guard value of the new ops"),
                 guard=Field(Json("{kind, op_index, arg_index, dim_index}"), "the guard")),
     result=record(dag=_DAG, branch=U32, replays=Json("{value: [content hash]}")),
-    spec=(add_branch,), errata=(E9_3,), domain=_add_branch_domain,
+    spec=(add_branch,), errata=(E8_3, E8_4, E9_3), domain=_add_branch_domain,
     check=lambda a: _add_branch_args(a),
     not_applicable={"numba": _WALK, "cupy": _WALK},
 )
@@ -213,12 +219,45 @@ def _add_branch_args(a: dict) -> None:
         a["existing_suffix"] = scalar_from_wire(id32, a["existing_suffix"], "args")
 
 
+def _guarded(dim_index: int) -> dict:
+    """Region 0x1 behind a branch with one arm (3), guarded on dim_index of op 0's input."""
+    return {"nodes": [{"kind": "region", "content_hash": "0x1"},
+                      {"kind": "branch", "guard": {"kind": 0, "op_index": 0,
+                                                   "dim_index": dim_index},
+                       "arms": [{"value": 3, "target": 0}]}], "root": 1}
+
+
+def _two_arms(first: int, second: int) -> dict:
+    """Regions 0x1 and 0x2 behind a branch whose arms (3 -> 0, 5 -> 1) come in this order."""
+    arms = {0: {"value": 3, "target": 0}, 1: {"value": 5, "target": 1}}
+    return {"nodes": [{"kind": "region", "content_hash": "0x1"},
+                      {"kind": "region", "content_hash": "0x2"},
+                      {"kind": "branch", "guard": {"kind": 1, "op_index": 0},
+                       "arms": [arms[first], arms[second]]}], "root": 2}
+
+
+_BRANCH_HEAD = "4741444307000000" + "0100000000000000"
+"""Magic, version, kind BRANCH and pad: the first 16 bytes of a branch file."""
+_DIM_256_NO_ARMS = "00" * 8 + "00" + "00" * 3 + "00000000" + "0000" + "0001" + "00000000"
+"""After the Merkle hash: no next, guard {SHAPE_DIM, op 0, arg 0, dim 256}, no arms."""
+
 erratum(
     E9_1, "The guard hash drops the high byte of dim_index",
     seed="crucible@8d2680a2", location="include/crucible/MerkleDag.h Guard::hash",
-    ops=("dag.guard_hash", "dag.merkle"),
+    ops=("dag.guard_hash", "dag.merkle", "dag.diff", "cdag.encode_branch"),
     witness={"args": {"kind": 0, "op_index": 0, "dim_index": 256},
              "spec": {"out": "0x662728d54dca796a"}, "seed": {"out": "0x0000000000000000"}},
+    also=(
+        {"op": "dag.merkle", "args": {"dag": _guarded(256)},
+         "spec": {"merkle": ["0x0000000000000001", "0x71ff09d1e0c07005"]},
+         "seed": {"merkle": ["0x0000000000000001", "0x8efc2c243d1bfa9c"]}},
+        {"op": "dag.diff", "args": {"a": _guarded(1), "b": _guarded(257)},
+         "spec": {"kind": 3, "depth": 0}, "seed": {"kind": 0, "depth": 0}},
+        {"op": "cdag.encode_branch",
+         "args": {"guard": {"kind": 0, "op_index": 0, "dim_index": 256}, "arms": []},
+         "spec": {"hex": _BRANCH_HEAD + "1d3bfd3a55523596" + _DIM_256_NO_ARMS},
+         "seed": {"hex": _BRANCH_HEAD + "00" * 8 + _DIM_256_NO_ARMS}},
+    ),
     flag="result",
     detail="dim_index (16 bits) is shifted left by 56, so only its low byte survives: guards on "
            "dims 1 and 257 of the same argument are one guard to the branch and its Merkle "
@@ -229,7 +268,7 @@ erratum(
 erratum(
     E9_2, "A branch's Merkle hash depends on the order of its arms",
     seed="crucible@8d2680a2", location="include/crucible/MerkleDag.h compute_merkle_hash",
-    ops=("dag.merkle",),
+    ops=("dag.merkle", "dag.diff"),
     witness={"args": {"dag": {"nodes": [
         {"kind": "region", "content_hash": "0x1"}, {"kind": "region", "content_hash": "0x2"},
         {"kind": "branch", "guard": {"kind": 1, "op_index": 0},
@@ -238,6 +277,8 @@ erratum(
                                  "0x4d5eb9b05c6a4ca9"]},
              "seed": {"merkle": ["0x0000000000000001", "0x0000000000000002",
                                  "0x915d14b6e41e4315"]}},
+    also=({"op": "dag.diff", "args": {"a": _two_arms(0, 1), "b": _two_arms(1, 0)},
+           "spec": {"kind": 0, "depth": 0}, "seed": {"kind": 3, "depth": 0}},),
     flag="result",
     detail="The fold h ^= fmix64(arm merkle); h *= PHI is not commutative (PO9.3 checks the "
            "witness), while the Lean model proves order independence. add_branch "
@@ -245,13 +286,25 @@ erratum(
            "differently. The spec folds the arms in value order.",
 )
 
+_C, _C_HASH = {"schema_hash": "0xc"}, "0xc4802792fc792854"
+"""The shared suffix's op and its region's content hash."""
+_AB = "0x6655f4b35ae8eab6"
+"""The content hash of the old path's first region (ops 0xa, 0xb)."""
+
 erratum(
     E9_3, "add_branch leaves the shared suffix in both arms",
     seed="crucible@8d2680a2", location="include/crucible/MerkleDag.h add_branch",
     ops=("dag.add_branch",),
-    witness={"graph": "R1(a, b) -> R2(c) -> TERMINAL; new ops (x, c); branch old=5, new=3",
-             "seed": "old replays a b c c, new replays x c c c",
-             "spec": "old replays a b c, new replays x c"},
+    witness={"args": {"dag": {"nodes": [
+                 {"kind": "terminal"}, {"kind": "region", "ops": [_C], "next": 0},
+                 {"kind": "region", "ops": [{"schema_hash": "0xa"}, {"schema_hash": "0xb"}],
+                  "next": 1}], "root": 2},
+                 "divergence_point": 2, "existing_suffix": 2,
+                 "new_ops": [{"schema_hash": "0xf"}, _C], "old_value": 5, "new_value": 3,
+                 "guard": {"kind": 1, "op_index": 0}},
+             "spec": {"replays": {"5": [_AB, _C_HASH], "3": ["0x116ad629a0dcbc3f", _C_HASH]}},
+             "seed": {"replays": {"5": [_AB, _C_HASH, _C_HASH],
+                                  "3": ["0x39fd792bba2e4d8c", _C_HASH, _C_HASH]}}},
     flag="result",
     detail="The new region holds every new op and continues at the merge point, and the old "
            "arm is the whole old chain, while the branch also continues at the merge point: "

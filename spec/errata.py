@@ -32,13 +32,24 @@ NO_ERRATA: frozenset[str] = frozenset()
 
 
 def erratum(id: str, title: str, *, seed: str, location: str, ops: tuple[str, ...],
-            witness: dict, flag: str, detail: str) -> Erratum:
-    """Declare an erratum next to the spec text it amends."""
+            witness: dict, flag: str, detail: str, also: tuple[dict, ...] = ()) -> Erratum:
+    """Declare an erratum next to the spec text it amends; `also` holds witnesses
+    ({op, args, spec, seed}) for the other ops it reaches."""
     if flag not in FLAGS:
         raise ValueError(f"{id}: unknown flag {flag!r}")
-    e = Erratum(id, title, seed, location, ops, witness, flag, detail)
+    if any(set(w) != {"op", "args", "spec", "seed"} for w in also):
+        raise ValueError(f"{id}: each further witness is {{op, args, spec, seed}}")
+    e = Erratum(id, title, seed, location, ops, witness, flag, detail, also)
     REGISTRY.add_erratum(e)
     return e
+
+
+def result_witnesses(e: Erratum) -> list[tuple[str, dict]]:
+    """(op, witness) for each runnable witness of a result erratum: its own, then `also`."""
+    if e.flag != "result":
+        return []
+    own = [(e.witness.get("op", e.ops[0]), e.witness)] if "args" in e.witness else []
+    return own + [(w["op"], w) for w in e.also]
 
 
 def profiles() -> dict[str, frozenset[str]]:

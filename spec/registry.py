@@ -118,6 +118,8 @@ class Erratum:
     witness: dict
     flag: str
     detail: str
+    also: tuple[dict, ...] = ()
+    """Witnesses for the other ops the erratum reaches, each {op, args, spec, seed}."""
 
 
 class Registry:
