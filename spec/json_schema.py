@@ -86,7 +86,7 @@ def _problem(error: ValidationError) -> str:
     expected = error.schema.get("description") if isinstance(error.schema, dict) else None
     if keyword == "type":
         want = " or ".join([allowed] if isinstance(allowed, str) else allowed)
-        return f"expected {expected or want}, got {json_kind(value)}"
+        return f"expected {want}, got {json_kind(value)}"
     if keyword == "required":
         return f"missing field {next(n for n in allowed if n not in value)!r}"
     if keyword == "additionalProperties":

@@ -237,9 +237,9 @@ def slot_sets(draw, max_slots: int = 40, max_op: int = 30) -> dict:
     return {"slots": out}
 
 
-SLOTS = js.array(js.obj({k: wire_schema(_SLOT_FIELDS[k]) for k in ("nbytes", "birth_op", "death_op")},
-                        {k: wire_schema(_SLOT_FIELDS[k])
-                         for k in ("is_external", "device_type", "device_idx")}))
+SLOTS = js.array(js.obj(
+    {k: wire_schema(_SLOT_FIELDS[k]) for k in ("nbytes", "birth_op", "death_op")},
+    {k: wire_schema(_SLOT_FIELDS[k]) for k in ("is_external", "device_type", "device_idx")}))
 """What `plan_slots` accepts (the lifetime rule is its own)."""
 _SLOTS = Field(Json("[{nbytes, birth_op, death_op, is_external}]", SLOTS), "slots in index order")
 _SEQUENTIAL = "the sweep is sequential: each op's placements depend on the free list so far"

@@ -4,10 +4,10 @@ Args: regions (region wire form, named by index) and steps: {"op": "activate", "
 {"op": "deactivate"}, {"op": "advance", "schema_hash", "shape_hash", "scope_hash"?,
 "callsite_hash"?}, {"op": "register_external", "slot", "ptr"}, {"op": "switch", "region",
 "pos"}. advance, register_external and switch need a compiled context; a switch needs the new
-region's first pos ops to replay (the caller checks the prefix). Result per step: activate and
-switch {ok} (a switch also lists its migrations), advance {status, outputs, inputs} with the
-handles of the op it matched (none on DIVERGED); and the final mode, counters, active
-region, cursor and pool.
+region's first pos ops to replay (the caller checks the prefix), and advance an active
+region with at least one op. Result per step: activate and switch {ok} (a switch also lists
+its migrations), advance {status, outputs, inputs} with the handles of the op it matched (none
+on DIVERGED); and the final mode, counters, active region, cursor and pool.
 """
 
 from __future__ import annotations
@@ -72,6 +72,9 @@ def context_simulate(regions: Any, steps: Any, errata: frozenset[str] = NO_ERRAT
             results.append({})
         elif op == "advance":
             _compiled(c, op, path)
+            if not c.active_region.ops:
+                raise InvalidInput(f"{path}: advance needs an active region with ops (the "
+                                   f"engine would read past the end of an empty one)")
             status = cx.advance(c, step_guard(s, path), errata)
             matched = status != ReplayStatus.DIVERGED
             results.append({"status": int(status),

@@ -319,15 +319,16 @@ declare(
     "replay.engine", chapter=11,
     summary="Replay a stream against a region's ops: per op MATCH / DIVERGED / COMPLETE, the "
             "region op it met, passes, divergences and the first failed guard.",
-    args=record(region=Field(Json("[op] or {ops}", REGION), "the region's ops (guard hashes)"),
+    args=record(region=Field(Json("[op] or {ops}", REGION),
+                             "the region's ops (guard hashes)"),
                 stream=Field(Json("[op]", STREAM), "the new ops, in order")),
     result=record(statuses=Json("[ReplayStatus]", List(U8)), positions=Json("[u32]", List(U32)),
                   completed=U32, diverged=U32,
                   first_divergence=Json("{index, region_op, level, expected, got} or null",
                                         js.or_null(js.obj({
                                             "index": js.uint(64), "region_op": js.uint(32),
-                                            "level": {"enum": list(LEVELS)}, "expected": js.HEX64_OUT,
-                                            "got": js.HEX64_OUT})))),
+                                            "level": {"enum": list(LEVELS)},
+                                            "expected": js.HEX64_OUT, "got": js.HEX64_OUT})))),
     spec=(advance, reset), domain=engine_inputs, bench=_engine_bench,
     errata=("E11.1",),
     not_applicable={"cupy": "one cursor walk: each op is checked where the last one left the "

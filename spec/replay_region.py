@@ -190,10 +190,9 @@ PLAN = js.obj(optional={"pool_bytes": wire_schema(u64), "slots": js.array(js.obj
     "offset_bytes": wire_schema(u64), "nbytes": wire_schema(u64),
     "is_external": wire_schema(bool_), "slot_id": js.ANY}))})
 """What `plan_from_wire` accepts."""
-REGION = {"type": ["array", "object"], "items": _REGION_OP, "maxItems": MAX_REGION_OPS,
-          **js.obj({"ops": js.array(_REGION_OP, MAX_REGION_OPS)},
-                   {"plan": js.or_null(PLAN), "content_hash": wire_schema(hash64)}),
-          "type": ["array", "object"]}
+REGION = js.obj({"ops": js.array(_REGION_OP, MAX_REGION_OPS)},
+                {"plan": js.or_null(PLAN), "content_hash": wire_schema(hash64)}) | {
+    "type": ["array", "object"], "items": _REGION_OP, "maxItems": MAX_REGION_OPS}
 """What `region_from_wire` accepts: {ops, plan?, content_hash?} or a bare list of ops (the
 plan's alignment and size rules, and the slot ids' range, are its own)."""
 REGIONS = js.array(REGION)

@@ -1,25 +1,24 @@
 """JSON Schema builders for the JSON values an op decodes itself (`Json` wire types): each
 schema is written next to the decoder it describes, with these few words.
 
-`scalar(t)` is what `layout_ops.scalar_from_wire` accepts for an integer type (a JSON integer
-or "0x" hex); `integer` is a plain JSON integer; `obj` an object with required and optional
-members and no others; `tagged` an object whose `kind`-like member picks its shape.
+A scalar the decoder reads with `layout_ops.scalar_from_wire` takes `layout_ops.wire_schema`
+of its C type (a JSON integer or "0x" hex); `integer` is a plain JSON integer; `obj` an object
+with required and optional members and no others; `tagged` an object whose `kind`-like member
+picks its shape.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from .schema import HEX_INT, Int, Type, nullable
+from .schema import nullable
 
-HEX = {"type": "string", "pattern": HEX_INT}
-"""A '0x' hex integer string of any width."""
 HEX64_OUT = {"type": "string", "pattern": "^0x[0-9a-f]{16}$"}
 """A u64 as the spec writes it: '0x' and 16 lowercase digits."""
 BOOLEAN = {"type": "boolean"}
 STRING = {"type": "string"}
-NULL = {"type": "null"}
 ANY: dict = {}
+"""Any JSON value (a member the decoder allows and ignores)."""
 
 
 def integer(lo: int | None = None, hi: int | None = None) -> dict:
@@ -35,16 +34,6 @@ def integer(lo: int | None = None, hi: int | None = None) -> dict:
 def uint(bits: int) -> dict:
     """A JSON integer that fits `bits` unsigned bits."""
     return integer(0, (1 << bits) - 1)
-
-
-def scalar(t: Int | Type, result: bool = False) -> dict:
-    """A wire type's schema (for Int: a JSON integer or '0x' hex on input)."""
-    return t.json_schema(result)
-
-
-def hex_or_int(bits: int) -> dict:
-    """A JSON integer below 2^bits, or a '0x' hex string (an unsigned `bits`-wide scalar)."""
-    return Int(bits).json_schema()
 
 
 def array(item: dict, max_items: int | None = None, min_items: int | None = None) -> dict:

@@ -147,7 +147,8 @@ def traces(draw, max_ops: int = 12) -> dict:
 
 
 RECORDED_OPS = js.array(js.obj(optional={
-    **{n: wire_schema(hash64) for n in ("schema_hash", "shape_hash", "scope_hash", "callsite_hash")},
+    **dict.fromkeys(("schema_hash", "shape_hash", "scope_hash", "callsite_hash"),
+                    wire_schema(hash64)),
     "inputs": js.array(wire_schema(TENSOR_META), MAX_TENSORS),
     "outputs": js.array(wire_schema(TENSOR_META), MAX_TENSORS),
     "scalars": js.array(wire_schema(i64), MAX_TENSORS), "op_flags": wire_schema(u8),
