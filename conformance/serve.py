@@ -1,8 +1,10 @@
 """`crucible-spec serve`: the wire protocol (design §4) over stdin/stdout.
 
 One JSON object per line in, exactly one JSON line out per request, in order, flushed.
-Errors carry a code from spec.errors; the server never stops on a bad request, and exits 0
-at EOF. Diagnostics go to stderr only.
+Errors carry a code from spec.errors; the args are checked against the op's JSON Schema
+before anything decodes them; a line over the length limit is answered bad_request without
+being held whole. The server never stops on a bad request, and exits 0 at EOF. Diagnostics
+go to stderr only.
 """
 
 from __future__ import annotations
@@ -10,6 +12,7 @@ from __future__ import annotations
 import json
 import sys
 import traceback
+from collections.abc import Iterator
 from typing import IO, Any
 
 from .. import SPEC_VERSION
@@ -81,18 +84,43 @@ MAX_INT_DIGITS = 100_000
 """Integers in a request may have this many digits (Python's default limit is 4,300)."""
 
 
-def serve(impl: Implementation, profile: str, stdin: IO[bytes], stdout: IO[str]) -> int:
+MAX_LINE_BYTES = 64 << 20
+"""The longest request line answered (64 MiB); a longer one is bad_request, read in bounded
+chunks and never held whole."""
+_CHUNK = 1 << 20
+
+
+def lines(stdin: IO[bytes], max_bytes: int) -> Iterator[bytes | None]:
+    """Each line of `stdin` (None for one over `max_bytes`, whose rest is skipped unread)."""
+    while True:
+        raw = stdin.readline(max_bytes + 1)
+        if not raw:
+            return
+        if len(raw) <= max_bytes or (len(raw) == max_bytes + 1 and raw.endswith(b"\n")):
+            yield raw
+            continue
+        while raw and not raw.endswith(b"\n"):
+            raw = stdin.readline(_CHUNK)
+        yield None
+
+
+def serve(impl: Implementation, profile: str, stdin: IO[bytes], stdout: IO[str],
+          max_line_bytes: int = MAX_LINE_BYTES) -> int:
     """Answer every line of `stdin` until EOF; return the exit status (0)."""
     sys.set_int_max_str_digits(MAX_INT_DIGITS)
-    for raw in stdin:
-        try:
-            line = raw.decode("utf-8").strip()
-        except UnicodeDecodeError:
-            response = _error(None, BAD_REQUEST, "request is not UTF-8")
+    for raw in lines(stdin, max_line_bytes):
+        if raw is None:
+            response = _error(None, BAD_REQUEST, f"request line longer than {max_line_bytes} "
+                                                 f"bytes (serve --max-line-bytes)")
         else:
-            if not line:
-                continue
-            response = answer(line, impl, profile)
+            try:
+                line = raw.decode("utf-8").strip()
+            except UnicodeDecodeError:
+                response = _error(None, BAD_REQUEST, "request is not UTF-8")
+            else:
+                if not line:
+                    continue
+                response = answer(line, impl, profile)
         stdout.write(json.dumps(response, separators=(",", ":")) + "\n")
         stdout.flush()
     return 0

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .spec.errors import UNKNOWN_OP, UNSUPPORTED, SpecError
+from .spec.json_schema import check_args
 from .spec.registry import BACKENDS, REGISTRY, Op
 
 IMPLS = ("reference", *BACKENDS)
@@ -66,10 +67,12 @@ class Implementation:
         return sorted(n for n, op in REGISTRY.ops.items() if self.route(op).how != "missing")
 
     def call(self, name: str, json_args: Any) -> Any:
-        """Answer one request: decode and check the args, run, encode the result."""
+        """Answer one request: check the args against the op's JSON Schema, decode and check
+        them, run, encode the result."""
         op = REGISTRY.ops.get(name)
         if op is None:
             raise SpecError(UNKNOWN_OP, f"no op named {name!r}")
+        check_args(op, json_args)
         args = decode_args(op, json_args)
         return op.result.encode(self.run_batch(op, [args])[0])
 

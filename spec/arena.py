@@ -14,6 +14,7 @@ from typing import Any
 
 from hypothesis import strategies as st
 
+from . import shapes as js
 from .bits import BitVal, add, align_up, is_pow2, select, sub, ule
 from .errors import InvalidInput
 from .layout import Member, array, ptr, struct, u64
@@ -125,6 +126,10 @@ def arena_requests(requests: object) -> list[dict]:
     return out
 
 
+_REQUESTS = js.array(js.obj({"size": js.uint(64)}, {"align": js.integer(1, (1 << 64) - 1)}))
+"""What `arena_requests` accepts; the power-of-two and sum rules are its own."""
+
+
 def check_arena_args(args: dict) -> None:
     """A positive block size, well-formed requests (their default align filled in), and
     block bases that leave room for a block."""
@@ -149,10 +154,14 @@ declare(
     "arena.simulate", chapter=3,
     summary="Run allocation requests on a bump arena: each block and offset, and the blocks.",
     args=record(block_size=Field(U64, "bytes per block", default=BLOCK_SIZE),
-                requests=Field(Json("[{size, align}]"), "allocation requests in order"),
-                bases=Field(Json("[u64]"), "base address of each block (optional)", default=[])),
-    result=record(allocations=Json("[{block, offset, address}]"),
-                  blocks=Json("[{base, size}]"), total_allocated=U64),
+                requests=Field(Json("[{size, align}]", _REQUESTS), "allocation requests in order"),
+                bases=Field(Json("[u64]", js.array(js.uint(64))), "base address of each block "
+                            "(optional)", default=[])),
+    result=record(allocations=Json("[{block, offset, address}]", js.array(js.obj(
+                      {"block": js.uint(32), "offset": js.uint(64), "address": js.HEX64_OUT}))),
+                  blocks=Json("[{base, size}]", js.array(js.obj(
+                      {"base": js.HEX64_OUT, "size": js.uint(64)}))),
+                  total_allocated=U64),
     spec=(arena_alloc,), check=check_arena_args, domain=_requests,
     not_applicable={"cupy": "each allocation depends on the offset the last one left"},
     invalid=(InvalidCase("an alignment that is not a power of two",

@@ -22,6 +22,7 @@ from typing import Any
 from hypothesis import strategies as st
 
 from ..synthetic_bench import content_bench
+from . import shapes as js
 from .cdag import (
     E18_6,
     E18_7,
@@ -40,14 +41,14 @@ from .cdag import EMPTY_REGION as _EMPTY
 from .content_hash import E8_3, E8_4, compute_content_hash, trace_ops_from_wire
 from .errata import NO_ERRATA
 from .errors import InvalidInput
-from .layout import f32, field_at, hash64, i8, i32, i64, pad, u32, u64
-from .layout_ops import from_wire, scalar_from_wire, to_wire, values_strategy
+from .layout import bool_, f32, field_at, hash64, i8, i32, i64, pad, u32, u64
+from .layout_ops import from_wire, scalar_from_wire, to_wire, values_strategy, wire_schema
 from .merkle_dag import E9_1, E9_2, GUARD, branch_hash, chained, guard_hash
 from .registry import InvalidCase, declare
 from .schema import BYTES, HASH64, Field, Json, Optional, record
 from .tensor_meta import TENSOR_META
 from .tensor_slot import TENSOR_SLOT
-from .trace_entry import TraceOp, trace_op_from_wire, trace_op_to_wire
+from .trace_entry import TraceOp, trace_op_from_wire, trace_op_schema, trace_op_to_wire
 
 _REGION_KEYS = {"ops", "has_plan", "measured_ms_bits", "variant_id", "plan", "content_hash",
                 "merkle_hash", "first_op_schema"}
@@ -113,6 +114,36 @@ def region_from_wire(obj: Any, errata: frozenset[str] = NO_ERRATA,
     for k, op in enumerate(r.ops):
         check_op(op, f"{path}.ops[{k}]")
     return r
+
+
+def _without(schema: dict, *optional: str) -> dict:
+    """An object schema in which the `optional` members may be left out."""
+    return schema | {"required": [n for n in schema["required"] if n not in optional]}
+
+
+def region_schema(result: bool = False) -> dict:
+    """The JSON Schema of what `region_from_wire` accepts, or of what `region_to_wire` writes."""
+    plan = {n: wire_schema(t, result) for n, t in _PLAN_INTS.items()}
+    plan |= {"num_slots": wire_schema(u32, result), "pad0": wire_schema(pad(2), result)}
+    if result:
+        slot = _without(wire_schema(TENSOR_SLOT, True), "pad", "pad2")
+        plan_schema = _without(js.obj(plan | {"slots": js.array(slot)}), "pad0")
+        return js.obj({"ops": js.array(trace_op_schema(True)), "has_plan": js.BOOLEAN,
+                       "measured_ms_bits": wire_schema(f32, True),
+                       "variant_id": wire_schema(u32, True), "content_hash": js.HEX64_OUT,
+                       "merkle_hash": js.HEX64_OUT, "first_op_schema": js.HEX64_OUT},
+                      {"plan": plan_schema})
+    plan_schema = js.obj(optional=plan | {"slots": js.array(wire_schema(TENSOR_SLOT))})
+    return js.obj({"ops": js.array(trace_op_schema())}, {
+        "has_plan": wire_schema(bool_), "measured_ms_bits": wire_schema(f32),
+        "variant_id": wire_schema(u32), "plan": js.or_null(plan_schema),
+        **{n: wire_schema(hash64) for n in ("content_hash", "merkle_hash", "first_op_schema")}})
+
+
+ARMS = js.array(js.obj(optional={"value": wire_schema(i64), "target_merkle": wire_schema(hash64)}))
+"""What `branch_from_wire` accepts as arms."""
+ARMS_OUT = js.array(js.obj({"value": wire_schema(i64, True), "target_merkle": js.HEX64_OUT}))
+"""What `cdag_decode_branch` writes as arms."""
 
 
 def _slot_wire(slot: dict) -> dict:
@@ -306,7 +337,8 @@ declare(
     "cdag.encode", chapter=18,
     summary="The CDAG v7 file of a region: header, fixed fields, optional plan, ops.",
     args=record(region=Field(Json("{ops, has_plan, measured_ms_bits, variant_id, plan?, "
-                                  "content_hash?, merkle_hash?, first_op_schema?}"),
+                                  "content_hash?, merkle_hash?, first_op_schema?}",
+                                  region_schema()),
                              "the region (design §4b)")),
     result=record(hex=BYTES), spec=(encode_region,), errata=(E8_3, E8_4),
     domain=_encode_domain, bench=cdag_bench, locate=locate_region,
@@ -335,7 +367,8 @@ declare(
     summary="A CDAG region file read back; anything but a canonical encoding is invalid_input.",
     args=record(hex=Field(BYTES, "the file's bytes")),
     result=record(region=Json("{ops, has_plan, measured_ms_bits, variant_id, plan?, "
-                              "content_hash, merkle_hash, first_op_schema}")),
+                              "content_hash, merkle_hash, first_op_schema}",
+                              region_schema(True))),
     spec=(decode_region,), errata=(E18_6, E18_8), not_applicable={"cupy": _SEQUENTIAL},
     domain=lambda: region_files().map(lambda b: {"hex": b}), bench=lambda n, rng: [
         {"hex": cdag_encode(**a)["hex"]} for a in cdag_bench(n, rng)],
@@ -357,8 +390,9 @@ declare(
 declare(
     "cdag.encode_branch", chapter=18,
     summary="The CDAG v7 file of a branch: header, Guard verbatim, (value, target merkle) arms.",
-    args=record(guard=Field(Json("{kind, op_index, arg_index, dim_index}"), default={}),
-                arms=Field(Json("[{value, target_merkle}]"), "sorted by value", default=[]),
+    args=record(guard=Field(Json("{kind, op_index, arg_index, dim_index}", wire_schema(GUARD)),
+                            default={}),
+                arms=Field(Json("[{value, target_merkle}]", ARMS), "sorted by value", default=[]),
                 next_merkle=Field(Optional(HASH64, 0), "continuation's merkle, null if none",
                                   default=None),
                 merkle_hash=Field(Optional(HASH64, 0), "default: computed", default=None)),
@@ -378,8 +412,9 @@ declare(
     "cdag.decode_branch", chapter=18,
     summary="A CDAG branch file read back: merkle, continuation merkle, guard, arms.",
     args=record(hex=Field(BYTES, "the file's bytes")),
-    result=record(guard=Json("{kind, op_index, arg_index, dim_index, pad?}"),
-                  arms=Json("[{value, target_merkle}]"), next_merkle=HASH64,
+    result=record(guard=Json("{kind, op_index, arg_index, dim_index, pad?}",
+                             _without(wire_schema(GUARD, True), "pad")),
+                  arms=Json("[{value, target_merkle}]", ARMS_OUT), next_merkle=HASH64,
                   merkle_hash=HASH64),
     spec=(decode_branch,), errata=(E18_7, E18_8),
     not_applicable={"numba": _TINY, "cupy": _TINY},

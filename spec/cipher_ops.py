@@ -15,19 +15,32 @@ from typing import Any
 
 from hypothesis import strategies as st
 
-from .cdag_ops import region_from_wire, region_to_wire
+from . import shapes as js
+from .cdag_ops import region_from_wire, region_schema, region_to_wire
 from .cipher import E18_5, Cipher
 from .content_hash import E8_3, E8_4
 from .errata import NO_ERRATA
 from .errors import InvalidInput
 from .layout import hash64, u64
-from .layout_ops import scalar_from_wire
+from .layout_ops import scalar_from_wire, wire_schema
 from .registry import InvalidCase, declare
 from .schema import HASH64, Field, Json, record
 
 _STEP_KEYS = {"open": set(), "store": {"region"}, "load": {"hash"},
               "advance_head": {"hash", "step"}, "hash_at_step": {"step"}, "head": set(),
               "empty": set()}
+
+
+STEPS = js.array(js.tagged("op", {
+    "open": js.obj(), "store": js.obj({"region": region_schema()}),
+    "load": js.obj({"hash": wire_schema(hash64)}),
+    "advance_head": js.obj({"hash": wire_schema(hash64), "step": wire_schema(u64)}),
+    "hash_at_step": js.obj({"step": wire_schema(u64)}), "head": js.obj(), "empty": js.obj()}))
+"""What `run_step` accepts, step by step."""
+ANSWERS = js.array(js.one_of(
+    js.obj({"head": js.HEX64_OUT, "log_entries": js.uint(64)}), js.obj({"hash": js.HEX64_OUT}),
+    js.obj({"region": js.or_null(region_schema(True))}), js.obj(), js.obj({"empty": js.BOOLEAN})))
+"""What `run_step` answers: one of open, store / hash_at_step / head, load, advance_head, empty."""
 
 
 def _arg(step: dict, name: str, ctype, path: str) -> int:
@@ -120,8 +133,9 @@ declare(
     "cipher.simulate", chapter=18,
     summary="Cipher calls (store, load, advance_head, hash_at_step, reopen) on an in-memory "
             "directory: each call's answer and the final files.",
-    args=record(steps=Field(Json("[{op, ...}]"), "the calls, in order")),
-    result=record(results=Json("[answer]"), files=Json("{path: hex or text}")),
+    args=record(steps=Field(Json("[{op, ...}]", STEPS), "the calls, in order")),
+    result=record(results=Json("[answer]", ANSWERS),
+                  files=Json("{path: hex or text}", js.mapping(js.STRING))),
     spec=(Cipher.store, Cipher.load, Cipher.advance_head, Cipher.hash_at_step),
     errata=(E8_3, E8_4, E18_5), domain=sessions,
     not_applicable={"numba": _NOT_BATCHED, "cupy": _NOT_BATCHED},

@@ -11,6 +11,7 @@ from __future__ import annotations
 from hypothesis import strategies as st
 
 from ..synthetic_bench import content_bench
+from . import shapes as js
 from .bits import mask, mul, to_unsigned
 from .errata import NO_ERRATA, erratum
 from .errors import InvalidInput
@@ -18,7 +19,7 @@ from .hashing import FNV_PRIME, KDIMMIX, PHI, fmix64, wymix
 from .registry import declare
 from .schema import HASH64, Field, Json, record
 from .tensor_meta import MAX_DIMS, TENSOR_META
-from .trace_entry import TraceOp, trace_op_from_wire
+from .trace_entry import TraceOp, trace_op_from_wire, trace_op_schema
 from .trace_ring import MAX_SCALARS
 
 E8_3, E8_4 = "E8.3", "E8.4"
@@ -127,6 +128,10 @@ def check_op_for_hash(op: TraceOp, path: str) -> None:
                            f"num_scalar_args says {op.num_scalar_args}")
 
 
+TRACE_OPS = js.array(trace_op_schema())
+"""What `trace_ops_from_wire` accepts."""
+
+
 def trace_ops_from_wire(ops: object, path: str = "args.ops") -> list[TraceOp]:
     """Trace ops the content hash can fold, from their wire form at `path`."""
     if not isinstance(ops, list):
@@ -228,7 +233,7 @@ declare(
     "dag.content_hash", chapter=9,
     summary="Content hash of a region's ops (schema, input shapes/strides/dtype/device, "
             "scalars).",
-    args=record(ops=Field(Json("[trace op]"), "the region's ops, as content_merkle "
+    args=record(ops=Field(Json("[trace op]", TRACE_OPS), "the region's ops, as content_merkle "
                                               "region_inputs in the vectors")),
     result=record(out=HASH64), spec=(compute_content_hash,), errata=(E8_3, E8_4),
     domain=regions, bench=content_bench,

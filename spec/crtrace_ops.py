@@ -11,12 +11,13 @@ from __future__ import annotations
 
 from hypothesis import strategies as st
 
+from . import shapes as js
 from .crtrace import E18_1, E18_2, E18_3, E18_4, LoadedTrace, parse_crtrace, write_crtrace
 from .errata import NO_ERRATA
 from .errors import InvalidInput, SpecError
-from .layout_ops import from_wire, to_wire, values_strategy
+from .layout_ops import from_wire, to_wire, values_strategy, wire_schema
 from .registry import InvalidCase, declare
-from .schema import BYTES, HASH64, U32, Field, Int, Json, List, record
+from .schema import BYTES, HASH64, HEX_INT, U32, Field, Int, Json, List, record
 from .tensor_meta import TENSOR_META
 from .trace_ring import ENTRY, MAX_SCALARS
 
@@ -116,10 +117,11 @@ def traces() -> st.SearchStrategy:
 
 
 _DECODE_RESULT = record(
-    num_ops=U32, num_metas=U32, entries=Json("[Entry image hex]"),
-    meta_starts=Json("[u32]"), scope_hashes=Json("[u64 hex]"),
-    callsite_hashes=Json("[u64 hex]"), metas=Json("[TensorMeta fields]"),
-    names=Json("{hash: name}"))
+    num_ops=U32, num_metas=U32, entries=Json("[Entry image hex]", List(BYTES)),
+    meta_starts=Json("[u32]", List(U32)), scope_hashes=Json("[u64 hex]", List(HASH64)),
+    callsite_hashes=Json("[u64 hex]", List(HASH64)),
+    metas=Json("[TensorMeta fields]", js.array(wire_schema(TENSOR_META, True))),
+    names=Json("{hash: name}", js.mapping(js.STRING, "^0x[0-9a-f]{16}$")))
 
 declare(
     "crtrace.decode", chapter=18,
@@ -149,7 +151,8 @@ declare(
         entries=Field(List(BYTES), "TraceRing::Entry images"),
         meta_starts=Field(List(U32), "running meta cursor, none for an op without tensors"),
         scope_hashes=Field(List(HASH64)), callsite_hashes=Field(List(HASH64)),
-        metas=Field(Json("[TensorMeta fields]")), names=Field(Json("{hash: name}"), default={})),
+        metas=Field(Json("[TensorMeta fields]", js.array(wire_schema(TENSOR_META)))),
+        names=Field(Json("{hash: name}", js.mapping(js.STRING, HEX_INT)), default={})),
     result=record(hex=BYTES), spec=(write_crtrace,),
     domain=lambda: traces().map(lambda t: _encode_args(trace_to_wire(t))),
     invalid=(

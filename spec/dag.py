@@ -16,12 +16,13 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from .content_hash import compute_content_hash, trace_ops_from_wire
+from . import shapes as js
+from .content_hash import TRACE_OPS, compute_content_hash, trace_ops_from_wire
 from .errata import NO_ERRATA
 from .errors import InvalidInput
 from .hashing import PHI, fmix64, wymix
 from .layout import f32, hash64, i64, id32, u8, u16, u32
-from .layout_ops import scalar_from_wire
+from .layout_ops import scalar_from_wire, wire_schema
 from .merkle_dag import (
     DagDiffKind,
     GuardKind,
@@ -139,6 +140,38 @@ def _node(obj: Any, count: int, path: str, errata: frozenset[str] = NO_ERRATA) -
         n.repeat_count = scalar_from_wire(u32, obj.get("repeat_count", 0), path)
         n.epsilon_bits = scalar_from_wire(f32, obj.get("epsilon_bits", 0), path)
     return n
+
+
+GUARD_WIRE = js.obj(optional={"kind": wire_schema(u8), "op_index": wire_schema(id32),
+                               "arg_index": wire_schema(u16), "dim_index": wire_schema(u16)})
+"""What `guard_from_wire` accepts."""
+
+
+def dag_schema(result: bool = False) -> dict:
+    """The JSON Schema of what `dag_from_wire` accepts, or of what `dag_to_wire` writes."""
+    index, u = js.or_null(js.integer(0)), (lambda t: wire_schema(t, result))
+    if result:
+        guard = js.obj({n: wire_schema(t, True) for n, t in
+                        (("kind", u8), ("op_index", id32), ("arg_index", u16), ("dim_index", u16))})
+        shapes = {
+            "region": js.obj({"content_hash": js.HEX64_OUT, "num_ops": u(u32), "next": index}),
+            "branch": js.obj({"guard": guard, "arms": js.array(js.obj(
+                {"value": u(i64), "target": js.integer(0)})), "next": index}),
+            "loop": js.obj({"body": js.integer(0), "feedback": js.array(js.pair(u(u16))),
+                            "term_kind": u(u8), "repeat_count": u(u32), "epsilon_bits": u(f32),
+                            "next": index}, {"body_content_hash": js.HEX64_OUT}),
+            "terminal": js.obj()}
+        return js.obj({"nodes": js.array(js.tagged("kind", shapes)), "root": index})
+    shapes = {
+        "region": js.obj(optional={"content_hash": u(hash64), "num_ops": u(u32),
+                                   "ops": TRACE_OPS, "next": index}),
+        "branch": js.obj(optional={"guard": GUARD_WIRE, "next": index, "arms": js.array(js.obj(
+            {"value": u(i64), "target": js.integer(0)}))}),
+        "loop": js.obj({"body": js.integer(0)}, {
+            "body_content_hash": u(hash64), "feedback": js.array(js.pair(u(u16))),
+            "term_kind": u(u8), "repeat_count": u(u32), "epsilon_bits": u(f32), "next": index}),
+        "terminal": js.obj(optional={"next": js.NULL})}
+    return js.obj({"nodes": js.array(js.tagged("kind", shapes))}, {"root": index})
 
 
 def dag_from_wire(obj: Any, path: str = "args.dag", errata: frozenset[str] = NO_ERRATA) -> Dag:

@@ -7,13 +7,16 @@ from typing import Any
 
 from hypothesis import strategies as st
 
-from .content_hash import E8_3, E8_4, trace_ops_from_wire
+from . import shapes as js
+from .content_hash import E8_3, E8_4, TRACE_OPS, trace_ops_from_wire
 from .dag import (
     E9_3,
+    GUARD_WIRE,
     Dag,
     add_branch,
     dag_diff,
     dag_from_wire,
+    dag_schema,
     dag_to_wire,
     guard_from_wire,
     merkle_hashes,
@@ -23,7 +26,7 @@ from .dag import (
 from .errata import NO_ERRATA, erratum
 from .errors import InvalidInput
 from .layout import i64, id32
-from .layout_ops import scalar_from_wire
+from .layout_ops import scalar_from_wire, wire_schema
 from .merkle_dag import E9_1, E9_2, feedback_signature, guard_hash, loopterm_hash
 from .registry import InvalidCase, declare
 from .schema import BITS32, BOOL, HASH64, U8, U16, U32, Field, Json, List, record
@@ -128,7 +131,8 @@ def _add_branch_domain() -> st.SearchStrategy:
 _GUARD = {"kind": Field(U8, "GuardKind"), "op_index": Field(U32, "op index"),
           "arg_index": Field(U16, "argument index", default=0),
           "dim_index": Field(U16, "dimension index", default=0)}
-_DAG = Json("{nodes: [...], root}")
+_DAG = Json("{nodes: [...], root}", dag_schema())
+_DAG_OUT = Json("{nodes: [...], root}", dag_schema(True))
 _WALK = "a walk over a few pointer-linked nodes: nothing to batch"
 
 declare(
@@ -189,7 +193,9 @@ declare(
     "dag.replay", chapter=9,
     summary="Replay a DAG: the regions run, taking each branch's arm by the value chosen.",
     args=record(dag=Field(_DAG, "the DAG"),
-                choices=Field(Json("{branch index: value}"), "guard outcomes", default={})),
+                choices=Field(Json("{branch index: value}",
+                                   js.mapping(wire_schema(i64), "^[0-9]+$")),
+                              "guard outcomes", default={})),
     result=record(ok=Field(BOOL, "every branch met had an arm for its value"),
                   regions=List(U32)),
     spec=(replay,), domain=lambda: dags().map(lambda d: {"dag": d, "choices": {}}),
@@ -200,12 +206,15 @@ declare(
     "dag.add_branch", chapter=9,
     summary="Add a branch at a divergence point: the new DAG, the branch, each arm's replay.",
     args=record(dag=Field(_DAG, "the DAG"), divergence_point=Field(U32, "node index"),
-                existing_suffix=Field(Json("node index or null"), "the chain after it"),
-                new_ops=Field(Json("[trace op]"), "the ops recorded instead"),
-                old_value=Field(Json("int64"), "guard value of the old path"),
-                new_value=Field(Json("int64"), "guard value of the new ops"),
-                guard=Field(Json("{kind, op_index, arg_index, dim_index}"), "the guard")),
-    result=record(dag=_DAG, branch=U32, replays=Json("{value: [content hash]}")),
+                existing_suffix=Field(Json("node index or null", js.or_null(wire_schema(id32))),
+                                      "the chain after it"),
+                new_ops=Field(Json("[trace op]", TRACE_OPS), "the ops recorded instead"),
+                old_value=Field(Json("int64", wire_schema(i64)), "guard value of the old path"),
+                new_value=Field(Json("int64", wire_schema(i64)), "guard value of the new ops"),
+                guard=Field(Json("{kind, op_index, arg_index, dim_index}", GUARD_WIRE),
+                            "the guard")),
+    result=record(dag=_DAG_OUT, branch=U32, replays=Json("{value: [content hash]}", js.mapping(
+        js.array(js.HEX64_OUT), "^-?[0-9]+$"))),
     spec=(add_branch,), errata=(E8_3, E8_4, E9_3), domain=_add_branch_domain,
     check=lambda a: _add_branch_args(a),
     not_applicable={"numba": _WALK, "cupy": _WALK},

@@ -22,7 +22,7 @@ from ..synthetic_bench import detector_bench
 from .errata import NO_ERRATA, erratum
 from .layout import Member, array, bool_, hash64, pad, struct, u8, u32
 from .registry import declare
-from .schema import HASH64, Field, Json, List, record
+from .schema import BOOL, HASH64, U32, U64, Field, Json, List, record
 
 K = 5
 """Signature length: the first K schema hashes after a reset."""
@@ -161,8 +161,12 @@ declare(
     "detector.run", chapter=7,
     summary="Feed schema hashes to a fresh iteration detector: the boundaries, the state.",
     args=record(stream=Field(List(HASH64), "schema hashes in op order")),
-    result=record(boundaries=Json("[{index, last_completed_len, boundaries_detected}]"),
-                  final_state=Json("{confirmed, match_pos, ...}")),
+    result=record(boundaries=Json("[{index, last_completed_len, boundaries_detected}]", List(
+                      record(index=U64, last_completed_len=U32, boundaries_detected=U32))),
+                  final_state=Json("{confirmed, match_pos, ...}", record(
+                      confirmed=BOOL, match_pos=U32, ops_since_boundary=U32, signature_len=U32,
+                      boundaries_detected=U32, last_completed_len=U32, expected_hash=HASH64,
+                      signature=List(HASH64)))),
     spec=(check,), errata=(E7_1,), domain=periodic_streams, bench=detector_bench,
     not_applicable={"cupy": "each hash moves the state the next one is matched against"},
     edges=lambda: [{"stream": []}, {"stream": _WITNESS * 4},

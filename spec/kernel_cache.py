@@ -13,10 +13,11 @@ from typing import Any
 
 from hypothesis import strategies as st
 
+from . import shapes as js
 from .errata import NO_ERRATA, erratum
 from .errors import InvalidInput
 from .layout import hash64, u64
-from .layout_ops import scalar_from_wire
+from .layout_ops import scalar_from_wire, wire_schema
 from .merkle_dag import KERNEL_CACHE_CAPACITY
 from .registry import InvalidCase, declare
 from .schema import U32, Field, Json, record
@@ -71,6 +72,15 @@ def cache_lookup(c: KernelCache, content: int, capability: int,
         if c.keys[i] == key:
             return c.kernels[i]
     return None
+
+
+_STEP = js.obj({"content_hash": wire_schema(hash64)},
+               {"device_capability": wire_schema(u64), "kernel": wire_schema(u64)})
+STEPS = js.array(js.tagged("op", {"insert": _STEP, "lookup": _STEP}))
+"""What `kernel_cache_simulate` accepts as steps."""
+ANSWERS = js.array(js.one_of(js.obj({"ok": js.BOOLEAN, "size": js.uint(32)}),
+                             js.obj({"kernel": js.or_null(js.uint(64))})))
+"""Its answers: {ok, size} to an insert, {kernel} to a lookup."""
 
 
 def kernel_cache_simulate(capacity: int, steps: Any, errata: frozenset[str] = NO_ERRATA) -> dict:
@@ -130,8 +140,9 @@ declare(
     "dag.kernel_cache", chapter=9,
     summary="Run insert / lookup steps on a kernel cache keyed by (content hash, capability).",
     args=record(capacity=Field(U32, "a power of two", default=KERNEL_CACHE_CAPACITY),
-                steps=Field(Json("[{op, content_hash, device_capability, kernel}]"), "steps")),
-    result=record(results=Json("[per-step result]"), size=U32),
+                steps=Field(Json("[{op, content_hash, device_capability, kernel}]", STEPS),
+                            "steps")),
+    result=record(results=Json("[per-step result]", ANSWERS), size=U32),
     spec=(cache_insert, cache_lookup), errata=(E9_4,), domain=_steps,
     not_applicable={"numba": "a handful of probes per step: nothing to batch",
                     "cupy": "each step depends on the table the last one left"},

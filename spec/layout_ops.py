@@ -11,16 +11,18 @@ completed with defaults, and implicit padding is zero.
 
 from __future__ import annotations
 
+import re
 from functools import cache
 from typing import Any
 
 from hypothesis import strategies as st
 
+from . import shapes as js
 from .bits import to_unsigned
 from .errors import InvalidInput, SpecError
 from .layout import ArrayOf, CType, Pad, Prim, Struct, default_of, field_at
 from .registry import REGISTRY, InvalidCase, declare
-from .schema import BYTES, Field, Int, Json, Utf8, record
+from .schema import BOOL, BYTES, Field, Int, Json, Utf8, record
 
 RANDOM_DOMAIN_MAX_SIZE = 4096
 """Generated inputs skip structs larger than this (only the 5.5 MB TraceRing object)."""
@@ -97,6 +99,32 @@ def _wire_call(fn: Any, obj: Any, path: str) -> Any:
         return fn(obj, path)
     except SpecError as e:
         raise InvalidInput(e.message) from None
+
+
+def wire_schema(ctype: CType, result: bool = False) -> dict:
+    """The JSON Schema of what `from_wire` accepts (every member optional), or of what
+    `to_wire` writes (every member present, arrays full, hex at the field's width)."""
+    if isinstance(ctype, Struct):
+        members = {n: wire_schema(p.member.ctype, result) for n, p in ctype.wire_members[0].items()}
+        return js.obj(members) if result else js.obj(optional=members)
+    if isinstance(ctype, ArrayOf):
+        return js.array(wire_schema(ctype.elem, result), ctype.count,
+                        ctype.count if result else None)
+    if isinstance(ctype, Pad):
+        return BYTES.json_schema(result) | ({"maxLength": 2 * ctype.size} if result else {})
+    if ctype.wire == "bool":
+        return BOOL.json_schema(result)
+    if result and ctype.wire == "hex":
+        return Int(8 * ctype.size, hex=True).json_schema(True)
+    return _int_type(8 * ctype.size, ctype.signed and ctype.wire != "hex").json_schema(result)
+
+
+def fields_schema() -> dict:
+    """`layout.encode`'s args: `fields` as the struct named by `struct` takes them."""
+    cases = [{"if": {"properties": {"struct": {"pattern": f"^{re.escape(name)}( \\(.*)?$"}}},
+              "then": {"properties": {"fields": wire_schema(layout)}}}
+             for name, layout in sorted(REGISTRY.layouts.items())]
+    return {"allOf": cases}
 
 
 def check_image(args: dict) -> None:
@@ -191,7 +219,8 @@ _NOT_BATCHED = "a constant of the declaration: nothing to compute per item"
 declare(
     "layout.info", chapter=1, summary="sizeof, alignof and member offsets of a declared struct.",
     args=record(struct=_STRUCT_NAME),
-    result=record(sizeof=Int(64), alignof=Int(64), offsets=Json("{member: offset}")),
+    result=record(sizeof=Int(64), alignof=Int(64), offsets=Json("{member: offset}",
+                                                                   js.mapping(js.uint(64)))),
     spec=(layout_info,), check=lambda a: find_struct(a["struct"]),
     domain=lambda: st.fixed_dictionaries({"struct": st.sampled_from(_struct_names())}),
     edges=lambda: [{"struct": n} for n in [*_struct_names(), "TraceOpRecord (.crtrace)",
@@ -203,7 +232,8 @@ declare(
 declare(
     "layout.decode", chapter=1, summary="Field values of one record image of a declared struct.",
     args=record(struct=_STRUCT_NAME, hex=Field(BYTES, "the record's bytes")),
-    result=record(fields=Json("{member: value}")),
+    result=record(fields=Json("{member: value}", {
+        "type": "object", "description": "the struct's members, in layout.encode's form"})),
     spec=(layout_decode,), domain=_decode_domain, check=check_image, bench=_bench_images,
     edges=_decode_edges,
     invalid=(
@@ -219,9 +249,11 @@ declare(
     "layout.encode", chapter=1,
     summary="Record image from field values (missing fields take spec defaults).",
     args=record(struct=_STRUCT_NAME,
-                fields=Field(Json("{member: value}"), "field values", default={})),
+                fields=Field(Json("{member: value}", js.obj(extra=True)), "field values",
+                             default={})),
     result=record(hex=BYTES),
     spec=(layout_encode,), domain=_encode_domain, check=lambda a: find_struct(a["struct"]),
+    arg_rules=fields_schema,
     bench=lambda n, rng: [{"struct": "TensorMeta", "fields": layout_decode(**a)["fields"]}
                           for a in _bench_images(n, rng)],
     edges=lambda: [{"struct": s.name, "fields": {}} for s in _small_structs()],

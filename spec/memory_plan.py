@@ -7,11 +7,12 @@ from dataclasses import dataclass
 from hypothesis import strategies as st
 
 from ..synthetic_bench import plan_bench
+from . import shapes as js
 from .errors import InvalidInput
 from .layout import Member, bool_, enum_of, i8, i32, id32, pad, ptr, struct, u32, u64
-from .layout_ops import scalar_from_wire
+from .layout_ops import scalar_from_wire, wire_schema
 from .registry import InvalidCase, declare
-from .schema import U32, U64, Field, Json, record
+from .schema import U32, U64, Field, Json, List, record
 from .types import DeviceType
 
 ALIGNMENT = 256
@@ -236,14 +237,19 @@ def slot_sets(draw, max_slots: int = 40, max_op: int = 30) -> dict:
     return {"slots": out}
 
 
-_SLOTS = Field(Json("[{nbytes, birth_op, death_op, is_external}]"), "slots in index order")
+SLOTS = js.array(js.obj(
+    {k: wire_schema(_SLOT_FIELDS[k]) for k in ("nbytes", "birth_op", "death_op")},
+    {k: wire_schema(_SLOT_FIELDS[k]) for k in ("is_external", "device_type", "device_idx")}))
+"""What `plan_slots` accepts (the lifetime rule is its own)."""
+_SLOTS = Field(Json("[{nbytes, birth_op, death_op, is_external}]", SLOTS), "slots in index order")
 _SEQUENTIAL = "the sweep is sequential: each op's placements depend on the free list so far"
 
 declare(
     "plan.compute", chapter=10,
     summary="The memory plan: a 256-aligned pool offset per internal slot, and the pool size.",
     args=record(slots=_SLOTS),
-    result=record(offsets=Json("[u64]"), pool_bytes=U64, num_slots=U32, num_external=U32),
+    result=record(offsets=Json("[u64]", List(U64)), pool_bytes=U64, num_slots=U32,
+                  num_external=U32),
     spec=(compute_memory_plan,), domain=slot_sets, bench=plan_bench,
     not_applicable={"cupy": _SEQUENTIAL},
     invalid=(InvalidCase("an internal slot that dies before it is born", lambda: st.just(
@@ -258,7 +264,7 @@ declare(
     summary="Extension, not the spec's planner: greedy largest-first placement, and the "
             "live-bytes lower bound, for comparing plan quality.",
     args=record(slots=_SLOTS),
-    result=record(offsets=Json("[u64]"), pool_bytes=U64, lower_bound=U64),
+    result=record(offsets=Json("[u64]", List(U64)), pool_bytes=U64, lower_bound=U64),
     spec=(greedy_by_size, live_lower_bound), domain=slot_sets,
     not_applicable={"cupy": _SEQUENTIAL,
                     "numba": "an extension for comparing plan quality, on no hot path"},

@@ -16,7 +16,7 @@ from .iteration_detector import K
 from .merkle_dag import chained
 from .pipeline import PipelineRun, Region, Window, run_pipeline
 from .registry import InvalidCase, declare
-from .schema import HASH64, U32, Json, record
+from .schema import HASH64, U32, U64, Json, List, record
 from .trace_build_ops import (
     KERNELS_FIELD,
     OPS_FIELD,
@@ -84,7 +84,10 @@ declare(
     summary="The background thread over a whole stream: boundaries, and each completed "
             "iteration built, planned and hashed into a region.",
     args=record(ops=OPS_FIELD, kernels=KERNELS_FIELD),
-    result=record(boundaries=Json("[u32]"), regions=Json("[region summary]"), retained=U32),
+    result=record(boundaries=Json("[u32]", List(U32)), regions=Json("[region summary]", List(
+                      record(boundary=U32, start=U32, num_ops=U32, content_hash=HASH64,
+                             merkle_hash=HASH64, num_edges=U32, num_slots=U32, num_external=U32,
+                             pool_bytes=U64))), retained=U32),
     spec=(run_pipeline,), domain=streams,
     errata=("E6.1", "E6.4", "E6.5", "E7.1", "E8.3", "E8.4"),
     not_applicable={"cupy": "detection and the pointer map are sequential over the stream"},

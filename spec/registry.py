@@ -58,6 +58,8 @@ class Op:
     locate: Callable[[dict], Callable[[int], str]] | None = None
     proof_note: str = ""
     """Why the op has no proof obligation, where none would mean anything."""
+    arg_rules: Callable[[], dict] | None = None
+    """JSON Schema the args meet across fields (e.g. a struct's fields by the struct's name)."""
 
     def strategy(self) -> st.SearchStrategy:
         """Valid inputs (Python values): the op's declared domain, else one derived from `args`."""

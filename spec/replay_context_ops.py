@@ -4,10 +4,10 @@ Args: regions (region wire form, named by index) and steps: {"op": "activate", "
 {"op": "deactivate"}, {"op": "advance", "schema_hash", "shape_hash", "scope_hash"?,
 "callsite_hash"?}, {"op": "register_external", "slot", "ptr"}, {"op": "switch", "region",
 "pos"}. advance, register_external and switch need a compiled context; a switch needs the new
-region's first pos ops to replay (the caller checks the prefix). Result per step: activate and
-switch {ok} (a switch also lists its migrations), advance {status, outputs, inputs} with the
-handles of the op it matched (none on DIVERGED); and the final mode, counters, active
-region, cursor and pool.
+region's first pos ops to replay (the caller checks the prefix), and advance an active
+region with at least one op. Result per step: activate and switch {ok} (a switch also lists
+its migrations), advance {status, outputs, inputs} with the handles of the op it matched (none
+on DIVERGED); and the final mode, counters, active region, cursor and pool.
 """
 
 from __future__ import annotations
@@ -17,22 +17,40 @@ from typing import Any
 from hypothesis import strategies as st
 
 from . import crucible_context as cx
+from . import shapes as js
 from .crucible_context import ContextMode, CrucibleContext
 from .errata import NO_ERRATA
 from .errors import InvalidInput
 from .layout import hash64, u32
+from .layout_ops import wire_schema
 from .pool_allocator import is_initialized
 from .registry import InvalidCase, declare
 from .replay_engine import ReplayStatus
 from .replay_ops import region_index, region_ops, step_guard
-from .replay_region import prefix_replays, regions_from_wire
+from .replay_region import REGIONS, prefix_replays, regions_from_wire
 from .schema import U32, Field, Json, record
-from .steps import parse_steps, step_field
-from .vigil_ops import chain_region, current_handles
+from .steps import parse_steps, step_field, steps_schema
+from .vigil_ops import HANDLES, chain_region, current_handles
 
 CONTEXT_STEPS = {"activate": ("region",), "deactivate": (),
                  "advance": ("schema_hash", "shape_hash", "scope_hash", "callsite_hash"),
                  "register_external": ("slot", "ptr"), "switch": ("region", "pos")}
+
+
+_HASH, _U32 = wire_schema(hash64), wire_schema(u32)
+CONTEXT_STEPS_SCHEMA = steps_schema(CONTEXT_STEPS, {
+    "region": _U32, "schema_hash": _HASH, "shape_hash": _HASH, "scope_hash": _HASH,
+    "callsite_hash": _HASH, "slot": _U32, "ptr": _HASH, "pos": _U32},
+    {"activate": ("region",), "advance": ("schema_hash", "shape_hash"),
+     "register_external": ("slot", "ptr"), "switch": ("region", "pos")})
+MIGRATIONS = js.array(js.obj({"op": js.uint(32), "old_slot": js.uint(32),
+                              "new_slot": js.uint(32), "nbytes": js.uint(64)}))
+CONTEXT_ANSWERS = js.array(js.one_of(
+    js.obj({"ok": js.BOOLEAN}), js.obj(),
+    js.obj({"status": js.uint(8), "outputs": HANDLES, "inputs": HANDLES}),
+    js.obj({"ok": js.BOOLEAN, "migrations": MIGRATIONS})))
+"""Answers: activate {ok}, deactivate and register_external {}, advance {status, outputs,
+inputs}, switch {ok, migrations}."""
 
 
 def _compiled(c: CrucibleContext, op: str, path: str) -> None:
@@ -54,6 +72,9 @@ def context_simulate(regions: Any, steps: Any, errata: frozenset[str] = NO_ERRAT
             results.append({})
         elif op == "advance":
             _compiled(c, op, path)
+            if not c.active_region.ops:
+                raise InvalidInput(f"{path}: advance needs an active region with ops (the "
+                                   f"engine would read past the end of an empty one)")
             status = cx.advance(c, step_guard(s, path), errata)
             matched = status != ReplayStatus.DIVERGED
             results.append({"status": int(status),
@@ -168,12 +189,16 @@ declare(
     "context.simulate", chapter=11,
     summary="Run CrucibleContext activate / deactivate / advance / register_external / "
             "switch in order; each result, the counters, cursor and pool.",
-    args=record(regions=Field(Json("[region]"), "regions, named by index"),
-                steps=Field(Json("[step]"), "activate / deactivate / advance / "
-                                            "register_external / switch")),
-    result=record(results=Json("[per-step result]"), mode=U32, compiled_iterations=U32,
-                  diverged_count=U32, active_region=Json("region index or null"), cursor=U32,
-                  pool=Json("{initialized, pool_bytes, num_slots, num_external}")),
+    args=record(regions=Field(Json("[region]", REGIONS), "regions, named by index"),
+                steps=Field(Json("[step]", CONTEXT_STEPS_SCHEMA),
+                            "activate / deactivate / advance / register_external / switch")),
+    result=record(results=Json("[per-step result]", CONTEXT_ANSWERS), mode=U32,
+                  compiled_iterations=U32, diverged_count=U32,
+                  active_region=Json("region index or null", js.or_null(js.uint(32))),
+                  cursor=U32,
+                  pool=Json("{initialized, pool_bytes, num_slots, num_external}", js.obj({
+                      "initialized": js.BOOLEAN, "pool_bytes": js.uint(64),
+                      "num_slots": js.uint(32), "num_external": js.uint(32)}))),
     spec=(cx.activate, cx.advance, cx.switch_region), domain=context_inputs,
     errata=("E11.1", "E11.3", "E11.4"),
     not_applicable={"cupy": "one sequential state machine",

@@ -23,16 +23,23 @@ from typing import Any
 from hypothesis import strategies as st
 
 from . import region_cache as rc
+from . import shapes as js
 from . import transaction as tx
 from .errata import NO_ERRATA
 from .errors import InvalidInput
 from .layout import hash64, u32, u64
+from .layout_ops import wire_schema
 from .pool_allocator import PoolAllocator
 from .pool_allocator import init as pool_init
 from .registry import InvalidCase, declare
 from .replay_engine import ReplayEngine, ReplayStatus, advance, init, reset
 from .replay_region import (
     GUARD_KEYS,
+    LEVELS,
+    PLAN,
+    REGION,
+    REGIONS,
+    STREAM_OP,
     Guard,
     ReplayOp,
     ReplayPlan,
@@ -43,11 +50,16 @@ from .replay_region import (
     region_from_wire,
     regions_from_wire,
 )
-from .schema import HASH64, U32, Field, Json, record
-from .steps import parse_steps, step_field
+from .schema import HASH64, U8, U32, Field, Json, List, record
+from .steps import parse_steps, step_field, steps_schema
 
 MAX_STREAM = 1 << 22
 _SEQUENTIAL = "the steps are one sequence; each depends on the state the last one left"
+
+
+STREAM = js.array(STREAM_OP, MAX_STREAM)
+"""What `stream_from_wire` accepts."""
+_HASH, _U32 = wire_schema(hash64), wire_schema(u32)
 
 
 def stream_from_wire(stream: Any, path: str = "args.stream") -> list[Guard]:
@@ -139,6 +151,19 @@ TXLOG_STEPS = {"begin": ("step",), "commit": ("slot", "region", "content_hash", 
                "activate": ("slot",), "previous": (), "rollback": ()}
 
 
+TXLOG_STEPS_SCHEMA = steps_schema(TXLOG_STEPS, {
+    "step": wire_schema(u64), "slot": _U32, "region": _U32, "content_hash": _HASH,
+    "merkle_root": _HASH}, {"begin": ("step",), "commit": ("slot",), "activate": ("slot",)})
+_SLOT_OR_NULL = js.or_null(js.uint(32))
+TXLOG_ANSWERS = js.array(js.one_of(
+    js.obj({"slot": _SLOT_OR_NULL}), js.obj({"ok": js.BOOLEAN}),
+    js.obj({"ok": js.BOOLEAN, "superseded": _SLOT_OR_NULL})))
+"""Answers: begin and previous {slot}, commit and rollback {ok}, activate {ok, superseded}."""
+TX_OUT = js.array(js.obj({"step_id": js.uint(64), "content_hash": js.HEX64_OUT,
+                          "merkle_root": js.HEX64_OUT, "region": _SLOT_OR_NULL,
+                          "status": js.uint(8)}))
+
+
 def tx_wire(t: tx.Tx) -> dict:
     return {"step_id": t.step_id, "content_hash": HASH64.encode(t.content_hash),
             "merkle_root": HASH64.encode(t.merkle_root), "region": t.region,
@@ -176,6 +201,17 @@ CACHE_STEPS = {"insert": ("region",), "find": ("content_hash",),
                "find_alternate": ("pos", "schema_hash", "shape_hash", "scope_hash",
                                   "callsite_hash", "exclude"),
                "plan_ready": ("region", "plan")}
+
+
+CACHE_STEPS_SCHEMA = steps_schema(CACHE_STEPS, {
+    "region": _U32, "content_hash": _HASH, "pos": _U32, "schema_hash": _HASH,
+    "shape_hash": _HASH, "scope_hash": _HASH, "callsite_hash": _HASH, "exclude": _U32,
+    "plan": PLAN}, {"insert": ("region",), "find": ("content_hash",),
+                    "find_alternate": ("pos", "schema_hash", "shape_hash"),
+                    "plan_ready": ("region",)})
+CACHE_ANSWERS = js.array(js.one_of(js.obj({"inserted": js.BOOLEAN, "size": js.uint(32)}),
+                                   js.obj({"region": _SLOT_OR_NULL}), js.obj()))
+"""Answers: insert {inserted, size}, find and find_alternate {region}, plan_ready {}."""
 
 
 def region_index(s: dict, name: str, n: int, path: str, required: bool = True) -> int | None:
@@ -283,11 +319,16 @@ declare(
     "replay.engine", chapter=11,
     summary="Replay a stream against a region's ops: per op MATCH / DIVERGED / COMPLETE, the "
             "region op it met, passes, divergences and the first failed guard.",
-    args=record(region=Field(Json("[op] or {ops}"), "the region's ops (guard hashes)"),
-                stream=Field(Json("[op]"), "the new ops, in order")),
-    result=record(statuses=Json("[ReplayStatus]"), positions=Json("[u32]"), completed=U32,
-                  diverged=U32,
-                  first_divergence=Json("{index, region_op, level, expected, got} or null")),
+    args=record(region=Field(Json("[op] or {ops}", REGION),
+                             "the region's ops (guard hashes)"),
+                stream=Field(Json("[op]", STREAM), "the new ops, in order")),
+    result=record(statuses=Json("[ReplayStatus]", List(U8)), positions=Json("[u32]", List(U32)),
+                  completed=U32, diverged=U32,
+                  first_divergence=Json("{index, region_op, level, expected, got} or null",
+                                        js.or_null(js.obj({
+                                            "index": js.uint(64), "region_op": js.uint(32),
+                                            "level": {"enum": list(LEVELS)},
+                                            "expected": js.HEX64_OUT, "got": js.HEX64_OUT})))),
     spec=(advance, reset), domain=engine_inputs, bench=_engine_bench,
     errata=("E11.1",),
     not_applicable={"cupy": "one cursor walk: each op is checked where the last one left the "
@@ -335,10 +376,12 @@ declare(
     summary="Run TransactionLog begin / commit / activate / previous / rollback in order; "
             "each result, the entries, head, count and the active transaction.",
     args=record(capacity=Field(U32, "N, a power of two from 2 to 1024", default=tx.TXLOG_CAPACITY),
-                steps=Field(Json("[step]"), "begin / commit / activate / previous / rollback")),
-    result=record(results=Json("[per-step result]"), entries=Json("[transaction]"),
-                  head=U32, count=U32, active=Json("slot or null"),
-                  active_status=Json("TxStatus or null")),
+                steps=Field(Json("[step]", TXLOG_STEPS_SCHEMA),
+                            "begin / commit / activate / previous / rollback")),
+    result=record(results=Json("[per-step result]", TXLOG_ANSWERS),
+                  entries=Json("[transaction]", TX_OUT), head=U32, count=U32,
+                  active=Json("slot or null", _SLOT_OR_NULL),
+                  active_status=Json("TxStatus or null", js.or_null(js.uint(8)))),
     spec=(tx.begin_tx, tx.commit, tx.activate, tx.previous, tx.rollback), domain=txlog_steps,
     check=check_txlog_capacity, errata=(tx.E18_9,),
     not_applicable={"cupy": _SEQUENTIAL, "numba": _SEQUENTIAL + "; a few steps, no batch"},
@@ -392,10 +435,13 @@ declare(
     "region_cache.simulate", chapter=18,
     summary="Run RegionCache inserts, lookups by hash, alternate searches and plan-ready "
             "notices in order; each result and the entries, most recent first.",
-    args=record(regions=Field(Json("[region]"), "regions, named by index"),
-                steps=Field(Json("[step]"), "insert / find / find_alternate / plan_ready")),
-    result=record(results=Json("[per-step result]"), head=U32, count=U32,
-                  entries=Json("[{region, content_hash, num_ops}]")),
+    args=record(regions=Field(Json("[region]", REGIONS), "regions, named by index"),
+                steps=Field(Json("[step]", CACHE_STEPS_SCHEMA),
+                            "insert / find / find_alternate / plan_ready")),
+    result=record(results=Json("[per-step result]", CACHE_ANSWERS), head=U32, count=U32,
+                  entries=Json("[{region, content_hash, num_ops}]", js.array(js.obj({
+                      "region": js.uint(32), "content_hash": js.HEX64_OUT,
+                      "num_ops": js.uint(32)})))),
     spec=(rc.insert, rc.find_alternate), domain=cache_inputs, errata=("E11.1",),
     not_applicable={"cupy": _SEQUENTIAL, "numba": _SEQUENTIAL + "; 8 entries, no batch"},
     invalid=(InvalidCase("a step naming a region that is not there",

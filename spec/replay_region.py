@@ -12,11 +12,12 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
+from . import shapes as js
 from .errata import NO_ERRATA
 from .errors import InvalidInput, SpecError
 from .hashing import fmix64
 from .layout import bool_, hash64, id32, u64
-from .layout_ops import scalar_from_wire
+from .layout_ops import scalar_from_wire, wire_schema
 from .memory_plan import ALIGNMENT
 from .pipeline import PipelineRun, run_pipeline
 from .steps import step_field
@@ -176,6 +177,26 @@ def plan_from_wire(obj: Any, path: str) -> ReplayPlan:
     if pool < end:
         raise InvalidInput(f"{path}.pool_bytes: {pool} is less than the end of a slot, {end}")
     return ReplayPlan(pool, slots)
+
+
+STREAM_OP = js.obj(optional={**{k: wire_schema(hash64) for k in GUARD_KEYS},
+                             **{k: js.ANY for k in sorted(STREAM_FIELDS)}})
+"""What `guard_from_wire` accepts: an op of a new stream."""
+_REGION_OP = js.obj(optional={**{k: wire_schema(hash64) for k in GUARD_KEYS},
+                              "input_slot_ids": js.or_null(js.array(wire_schema(id32))),
+                              "output_slot_ids": js.or_null(js.array(wire_schema(id32))),
+                              "input_ptrs": js.array(wire_schema(hash64))})
+PLAN = js.obj(optional={"pool_bytes": wire_schema(u64), "slots": js.array(js.obj(optional={
+    "offset_bytes": wire_schema(u64), "nbytes": wire_schema(u64),
+    "is_external": wire_schema(bool_), "slot_id": js.ANY}))})
+"""What `plan_from_wire` accepts."""
+REGION = js.obj({"ops": js.array(_REGION_OP, MAX_REGION_OPS)},
+                {"plan": js.or_null(PLAN), "content_hash": wire_schema(hash64)}) | {
+    "type": ["array", "object"], "items": _REGION_OP, "maxItems": MAX_REGION_OPS}
+"""What `region_from_wire` accepts: {ops, plan?, content_hash?} or a bare list of ops (the
+plan's alignment and size rules, and the slot ids' range, are its own)."""
+REGIONS = js.array(REGION)
+"""What `regions_from_wire` accepts."""
 
 
 def _check_slot_ids(r: ReplayRegion, path: str) -> None:

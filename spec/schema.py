@@ -56,6 +56,14 @@ class Type:
     def describe(self) -> str:
         raise NotImplementedError
 
+    def json_schema(self, result: bool = False) -> dict:
+        """The JSON Schema (draft 2020-12) of this type as an argument, or as a result."""
+        raise NotImplementedError
+
+
+HEX_INT = "^0[xX][0-9a-fA-F]+$"
+"""An integer in hex on input: any width, either case."""
+
 
 @dataclass(frozen=True)
 class Int(Type):
@@ -79,13 +87,13 @@ class Int(Type):
 
     def decode(self, value: Any, path: str) -> int:
         if isinstance(value, bool) or not isinstance(value, (int, str)):
-            raise BadRequest(f"{path}: expected {self.describe()}, got {_json_kind(value)}")
+            raise BadRequest(f"{path}: expected {self.describe()}, got {json_kind(value)}")
         if isinstance(value, str):
             value = _parse_hex_int(value, path)
             if self.signed and (1 << (self.bits - 1)) <= value < (1 << self.bits):
                 value = to_signed(value, self.bits)
         if not self.lo <= value <= self.hi:
-            raise InvalidInput(f"{path}: {value} does not fit {self.describe()}")
+            raise InvalidInput(f"{path}: {shown(value)} does not fit {self.describe()}")
         return value
 
     def encode(self, value: int) -> Any:
@@ -107,6 +115,16 @@ class Int(Type):
         name = f"{'i' if self.signed else 'u'}{self.bits}"
         return f"{name} (hex)" if self.hex else name
 
+    def json_schema(self, result: bool = False) -> dict:
+        if result and self.hex:
+            return {"type": "string", "pattern": f"^0x[0-9a-f]{{{self.bits // 4}}}$",
+                    "description": self.describe()}
+        if result:
+            return {"type": "integer", "minimum": self.lo, "maximum": self.hi,
+                    "description": self.describe()}
+        return {"type": ["integer", "string"], "minimum": self.lo, "maximum": self.hi,
+                "pattern": HEX_INT, "description": self.describe()}
+
 
 @dataclass(frozen=True)
 class Bool(Type):
@@ -117,7 +135,7 @@ class Bool(Type):
             return value
         if isinstance(value, int) and value in (0, 1):
             return bool(value)
-        raise BadRequest(f"{path}: expected a boolean, got {_json_kind(value)}")
+        raise BadRequest(f"{path}: expected a boolean, got {json_kind(value)}")
 
     def encode(self, value: bool) -> bool:
         return bool(value)
@@ -134,6 +152,11 @@ class Bool(Type):
     def describe(self) -> str:
         return "bool"
 
+    def json_schema(self, result: bool = False) -> dict:
+        if result:
+            return {"type": "boolean"}
+        return {"type": ["boolean", "integer"], "enum": [False, True, 0, 1]}
+
 
 @dataclass(frozen=True)
 class Bytes(Type):
@@ -143,7 +166,7 @@ class Bytes(Type):
 
     def decode(self, value: Any, path: str) -> bytes:
         if not isinstance(value, str):
-            raise BadRequest(f"{path}: expected a hex byte string, got {_json_kind(value)}")
+            raise BadRequest(f"{path}: expected a hex byte string, got {json_kind(value)}")
         text = value[2:] if value[:2] in ("0x", "0X") else value
         try:
             data = bytes.fromhex(text)
@@ -172,6 +195,18 @@ class Bytes(Type):
     def describe(self) -> str:
         return "bytes (hex)"
 
+    def json_schema(self, result: bool = False) -> dict:
+        out: dict[str, Any] = {"type": "string", "description": self.describe()}
+        if result:
+            out["pattern"] = "^([0-9a-f]{2})*$"
+            if self.max_len is not None:
+                out["maxLength"] = 2 * self.max_len
+        else:
+            out["pattern"] = "^(0[xX])?([0-9a-fA-F]{2})*$"
+            if self.max_len is not None:
+                out["description"] += f", at most {self.max_len} bytes"
+        return out
+
 
 @dataclass(frozen=True)
 class Utf8(Type):
@@ -181,7 +216,7 @@ class Utf8(Type):
 
     def decode(self, value: Any, path: str) -> str:
         if not isinstance(value, str):
-            raise BadRequest(f"{path}: expected a string, got {_json_kind(value)}")
+            raise BadRequest(f"{path}: expected a string, got {json_kind(value)}")
         if self.c_string and "\x00" in value:
             raise InvalidInput(f"{path}: a C string cannot contain NUL")
         try:
@@ -205,6 +240,10 @@ class Utf8(Type):
 
     def describe(self) -> str:
         return "string (UTF-8)"
+
+    def json_schema(self, result: bool = False) -> dict:
+        return {"type": "string",
+                "description": self.describe() + (", no NUL" if self.c_string else "")}
 
 
 @dataclass(frozen=True)
@@ -235,6 +274,9 @@ class Optional(Type):
     def describe(self) -> str:
         return f"{self.inner.describe()} or null"
 
+    def json_schema(self, result: bool = False) -> dict:
+        return nullable(self.inner.json_schema(result))
+
 
 @dataclass(frozen=True)
 class List(Type):
@@ -245,7 +287,7 @@ class List(Type):
 
     def decode(self, value: Any, path: str) -> list:
         if not isinstance(value, list):
-            raise BadRequest(f"{path}: expected a list, got {_json_kind(value)}")
+            raise BadRequest(f"{path}: expected a list, got {json_kind(value)}")
         if self.max_len is not None and len(value) > self.max_len:
             raise InvalidInput(f"{path}: {len(value)} items exceed the limit of {self.max_len}")
         return [self.item.decode(v, f"{path}[{i}]") for i, v in enumerate(value)]
@@ -271,6 +313,10 @@ class List(Type):
     def describe(self) -> str:
         return f"list[{self.item.describe()}]"
 
+    def json_schema(self, result: bool = False) -> dict:
+        out = {"type": "array", "items": self.item.json_schema(result)}
+        return out | ({} if self.max_len is None else {"maxItems": self.max_len})
+
 
 @dataclass(frozen=True)
 class Array(Type):
@@ -281,7 +327,7 @@ class Array(Type):
 
     def decode(self, value: Any, path: str) -> list:
         if not isinstance(value, list):
-            raise BadRequest(f"{path}: expected a list of {self.n}, got {_json_kind(value)}")
+            raise BadRequest(f"{path}: expected a list of {self.n}, got {json_kind(value)}")
         if len(value) != self.n:
             raise BadRequest(f"{path}: expected exactly {self.n} items, got {len(value)}")
         return [self.item.decode(v, f"{path}[{i}]") for i, v in enumerate(value)]
@@ -300,6 +346,10 @@ class Array(Type):
 
     def describe(self) -> str:
         return f"{self.item.describe()}[{self.n}]"
+
+    def json_schema(self, result: bool = False) -> dict:
+        return {"type": "array", "prefixItems": [self.item.json_schema(result)] * self.n,
+                "items": False, "minItems": self.n}
 
 
 @dataclass(frozen=True)
@@ -332,12 +382,23 @@ class Enum(Type):
     def describe(self) -> str:
         return f"{self.enum.__name__} ordinal"
 
+    def json_schema(self, result: bool = False) -> dict:
+        ordinals = sorted(int(v) for v in self.enum)
+        names = ", ".join(f"{int(v)} {v.name}" for v in sorted(self.enum))
+        if result:
+            return {"type": "integer", "enum": ordinals, "description": names}
+        return {"type": ["integer", "string"], "pattern": HEX_INT,
+                "if": {"type": "integer"}, "then": {"enum": ordinals}, "description": names}
+
 
 @dataclass(frozen=True)
 class Json(Type):
-    """A free-form JSON value whose shape the op itself checks (e.g. a layout's fields)."""
+    """A JSON value passed to the op as is, which the op's own code decodes (e.g. a layout's
+    fields); `schema` states its shape: a Type (used for its JSON Schema only) or a JSON Schema
+    written next to that decoder."""
 
     shape: str
+    schema: Type | dict
     example: Callable[[], st.SearchStrategy] = field(default=lambda: st.just({}))
 
     def decode(self, value: Any, path: str) -> Any:
@@ -351,6 +412,11 @@ class Json(Type):
 
     def describe(self) -> str:
         return self.shape
+
+    def json_schema(self, result: bool = False) -> dict:
+        if isinstance(self.schema, Type):
+            return self.schema.json_schema(result)
+        return self.schema
 
 
 @dataclass(frozen=True)
@@ -374,7 +440,7 @@ class Record(Type):
 
     def decode(self, value: Any, path: str) -> dict:
         if not isinstance(value, dict):
-            raise BadRequest(f"{path}: expected an object, got {_json_kind(value)}")
+            raise BadRequest(f"{path}: expected an object, got {json_kind(value)}")
         unknown = sorted(set(value) - set(self.fields))
         if unknown:
             raise BadRequest(f"{path}: unknown field {unknown[0]!r}")
@@ -409,6 +475,21 @@ class Record(Type):
     def describe(self) -> str:
         return "{" + ", ".join(f"{n}: {f.type.describe()}" for n, f in self.fields.items()) + "}"
 
+    def json_schema(self, result: bool = False) -> dict:
+        props = {}
+        for name, f in self.fields.items():
+            sub = dict(f.type.json_schema(result))
+            if f.doc:
+                sub["description"] = f"{f.doc}; {sub['description']}" if "description" in sub \
+                    else f.doc
+            if not result and not f.required and _is_json(f.default):
+                sub["default"] = f.type.encode(f.default) if f.default is not None else None
+            props[name] = sub
+        required = list(self.fields) if result else [n for n, f in self.fields.items()
+                                                      if f.required]
+        return {"type": "object", "properties": props, "required": required,
+                "additionalProperties": False}
+
 
 def record(**fields: Field | Type) -> Record:
     """Shorthand: record(x=HASH64) or record(x=Field(HASH64, "doc"))."""
@@ -429,6 +510,26 @@ BOOL = Bool()
 BYTES = Bytes()
 
 
+def shown(value: int) -> str:
+    """An integer for a message: in decimal, or by its width when too long to print."""
+    return str(value) if value.bit_length() <= 256 else f"a {value.bit_length()}-bit integer"
+
+
+def nullable(schema: dict) -> dict:
+    """`schema` that also admits JSON null."""
+    types = schema.get("type")
+    if types is None:
+        return {"anyOf": [schema, {"type": "null"}]}
+    out = dict(schema, type=[*([types] if isinstance(types, str) else types), "null"])
+    if "enum" in out:
+        out["enum"] = [*out["enum"], None]
+    return out
+
+
+def _is_json(value: Any) -> bool:
+    return value is None or isinstance(value, (bool, int, str, list, dict))
+
+
 def _parse_hex_int(text: str, path: str) -> int:
     digits = text[2:]
     if text[:2] not in ("0x", "0X") or not digits or digits.strip(string.hexdigits):
@@ -442,7 +543,7 @@ def _ragged_bytes(items: list[bytes]) -> Ragged:
     return Ragged(np.frombuffer(b"".join(items), dtype=np.uint8).copy(), offsets)
 
 
-def _json_kind(value: Any) -> str:
+def json_kind(value: Any) -> str:
     if value is None:
         return "null"
     return {bool: "a boolean", int: "an integer", float: "a number", str: "a string",

@@ -14,11 +14,12 @@ from typing import Any
 from hypothesis import strategies as st
 
 from . import meta_log, trace_ring
+from . import shapes as js
 from .errata import NO_ERRATA
 from .errors import InvalidInput, SpecError
 from .registry import InvalidCase, declare
 from .schema import BYTES, HASH64, U32, U64, Field, Json, record
-from .steps import parse_steps
+from .steps import parse_steps, steps_schema
 from .types import NONE32
 
 _HEX = HASH64
@@ -35,6 +36,17 @@ def _field(step: dict, name: str, t: Any, default: Any, path: str) -> Any:
 
 RING_STEP_FIELDS = {"append": ("entry", "meta_start", "scope_hash", "callsite_hash"),
                     "drain": ("max",), "reset": ()}
+
+
+RING_STEPS = steps_schema(RING_STEP_FIELDS, {
+    "entry": BYTES.json_schema(), "meta_start": U32.json_schema(), "scope_hash": U64.json_schema(),
+    "callsite_hash": U64.json_schema(), "max": U32.json_schema()}, {"drain": ("max",)})
+"""What `ring_steps` accepts (the 64-byte entry size is its own)."""
+RING_ANSWERS = js.array(js.one_of(
+    js.obj({"ok": js.BOOLEAN}), js.obj(), js.obj({"count": js.uint(32), "items": js.array(js.obj({
+        "entry": BYTES.json_schema(True), "meta_start": js.uint(32),
+        "scope_hash": js.HEX64_OUT, "callsite_hash": js.HEX64_OUT}))})))
+"""Answers: append {ok}, drain {count, items}, reset {}."""
 
 
 def ring_steps(steps: Any) -> list[tuple]:
@@ -87,6 +99,14 @@ def ring_simulate(capacity: int, steps: Any) -> dict:
 
 METALOG_STEP_FIELDS = {"append": ("n",), "contiguous": ("start", "count"),
                        "advance_tail": ("to",), "reset": ()}
+
+
+METALOG_STEPS = steps_schema(METALOG_STEP_FIELDS, dict.fromkeys(
+    ("n", "start", "count", "to"), U32.json_schema()), METALOG_STEP_FIELDS)
+"""What `metalog_steps` accepts: every field of a step is needed."""
+METALOG_ANSWERS = js.array(js.one_of(js.obj({"start": js.or_null(js.uint(32))}),
+                                     js.obj({"slot": js.or_null(js.uint(32))}), js.obj()))
+"""Answers: append {start}, contiguous {slot}, advance_tail and reset {}."""
 
 
 def metalog_steps(steps: Any) -> list[tuple]:
@@ -172,8 +192,8 @@ declare(
     "ring.simulate", chapter=4,
     summary="Run TraceRing appends, drains and resets in order; each result and the counters.",
     args=record(capacity=Field(U32, "a power of two up to 65536", default=trace_ring.CAPACITY),
-                steps=Field(Json("[step]"), "append / drain / reset steps")),
-    result=record(results=Json("[per-step result]"), **_STATE),
+                steps=Field(Json("[step]", RING_STEPS), "append / drain / reset steps")),
+    result=record(results=Json("[per-step result]", RING_ANSWERS), **_STATE),
     spec=(trace_ring.try_append, trace_ring.drain), domain=_ring_domain,
     check=lambda a: check_capacity(a["capacity"], trace_ring.CAPACITY),
     not_applicable={"cupy": _SEQUENTIAL},
@@ -190,8 +210,9 @@ declare(
     "metalog.simulate", chapter=4,
     summary="Run MetaLog bulk appends, contiguous reads and tail advances; results, counters.",
     args=record(capacity=Field(U32, "a power of two up to 2^20", default=meta_log.CAPACITY),
-                steps=Field(Json("[step]"), "append / contiguous / advance_tail / reset")),
-    result=record(results=Json("[per-step result]"), **_STATE),
+                steps=Field(Json("[step]", METALOG_STEPS),
+                            "append / contiguous / advance_tail / reset")),
+    result=record(results=Json("[per-step result]", METALOG_ANSWERS), **_STATE),
     spec=(meta_log.try_append, meta_log.try_contiguous), domain=_metalog_domain,
     check=lambda a: check_capacity(a["capacity"], meta_log.CAPACITY),
     errata=(meta_log.E4_2,), not_applicable={"cupy": _SEQUENTIAL},

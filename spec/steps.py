@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from . import shapes as js
 from .errors import InvalidInput
 from .layout_ops import scalar_from_wire
 
@@ -22,6 +23,16 @@ def parse_steps(steps: Any, ops: dict[str, tuple[str, ...]]) -> list[tuple[str, 
             raise InvalidInput(f"args.steps[{i}]: {step['op']} has no field {unknown[0]!r}")
         out.append((step["op"], step))
     return out
+
+
+def steps_schema(ops: dict[str, tuple[str, ...]], fields: dict[str, dict],
+                 required: dict[str, tuple[str, ...]]) -> dict:
+    """The JSON Schema of the steps `parse_steps(steps, ops)` accepts: each op's fields, with
+    their schemas from `fields`, those named in `required` present."""
+    return js.array(js.tagged("op", {op: js.obj(
+        {n: fields[n] for n in required.get(op, ())},
+        {n: fields[n] for n in names if n not in required.get(op, ())})
+        for op, names in ops.items()}))
 
 
 def step_field(step: dict, name: str, ctype: Any, default: Any, path: str) -> Any:

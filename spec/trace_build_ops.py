@@ -14,16 +14,17 @@ from typing import Any
 from hypothesis import strategies as st
 
 from ..synthetic_bench import build_bench
+from . import shapes as js
 from .build_trace import RecordedOp, TraceGraph, build_trace
 from .ckernel import TABLE_CAP
 from .errata import NO_ERRATA
 from .errors import InvalidInput
 from .layout import bool_, hash64, i64, u8
-from .layout_ops import from_wire, scalar_from_wire
+from .layout_ops import from_wire, scalar_from_wire, wire_schema
 from .memory_plan import Plan, compute_memory_plan
 from .pipeline import plan_slots_of
 from .registry import InvalidCase, declare
-from .schema import HASH64, U32, U64, Field, Json, record
+from .schema import BOOL, BYTES, HASH64, U8, U16, U32, U64, Field, Json, List, record
 from .tensor_meta import MAX_DIMS, TENSOR_META
 from .tensor_slot import TENSOR_SLOT
 
@@ -145,16 +146,35 @@ def traces(draw, max_ops: int = 12) -> dict:
     return {"ops": ops, "kernels": kernels}
 
 
-OPS_FIELD = Field(Json("[op]"), "ring entries with their metas, in order")
-KERNELS_FIELD = Field(Json("[[schema_hash, kernel_id]]"), "CKernel registrations", default=[])
+RECORDED_OPS = js.array(js.obj(optional={
+    **dict.fromkeys(("schema_hash", "shape_hash", "scope_hash", "callsite_hash"),
+                    wire_schema(hash64)),
+    "inputs": js.array(wire_schema(TENSOR_META), MAX_TENSORS),
+    "outputs": js.array(wire_schema(TENSOR_META), MAX_TENSORS),
+    "scalars": js.array(wire_schema(i64), MAX_TENSORS), "op_flags": wire_schema(u8),
+    "grad_enabled": wire_schema(bool_)}))
+"""What `recorded_ops` accepts (the ndim bound is its own)."""
+KERNELS = js.array(js.pair(wire_schema(hash64), wire_schema(u8)), TABLE_CAP)
+"""What `kernels_from_wire` accepts."""
+OPS_FIELD = Field(Json("[op]", RECORDED_OPS), "ring entries with their metas, in order")
+KERNELS_FIELD = Field(Json("[[schema_hash, kernel_id]]", KERNELS), "CKernel registrations",
+                      default=[])
+_ENTRY_OUT = record(kernel_id=U8, num_inputs=U16, num_outputs=U16, num_scalar_args=U16,
+                    inference_mode=BOOL, is_mutable=BOOL, training_phase=U8, torch_function=BOOL,
+                    input_trace_indices=List(U32), input_slot_ids=List(U32),
+                    output_slot_ids=List(U32))
+_EDGE_OUT = record(src=U32, dst=U32, src_port=U16, dst_port=U16, kind=U8)
+_SLOT_OUT = record(slot_id=U32, nbytes=U64, birth_op=U32, death_op=U32, is_external=BOOL,
+                   offset_bytes=U64, raw_hex=BYTES)
 
 declare(
     "trace.build", chapter=6,
     summary="Build one iteration's trace graph: TraceEntries, DATA_FLOW/ALIAS edges (CSR), "
             "slots with their plan, content hash.",
     args=record(ops=OPS_FIELD, kernels=KERNELS_FIELD),
-    result=record(ops=Json("[TraceEntry fields]"), edges=Json("[edge]"),
-                  fwd_offsets=Json("[u32]"), rev_offsets=Json("[u32]"), slots=Json("[slot]"),
+    result=record(ops=Json("[TraceEntry fields]", List(_ENTRY_OUT)),
+                  edges=Json("[edge]", List(_EDGE_OUT)), fwd_offsets=Json("[u32]", List(U32)),
+                  rev_offsets=Json("[u32]", List(U32)), slots=Json("[slot]", List(_SLOT_OUT)),
                   pool_bytes=U64, num_external=U32, content_hash=HASH64),
     spec=(build_trace,), domain=traces, bench=build_bench,
     errata=("E6.1", "E6.4", "E6.5", "E8.3", "E8.4"),

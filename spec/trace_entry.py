@@ -5,10 +5,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from . import shapes as js
 from .ckernel import CKernelId
 from .errors import InvalidInput
 from .layout import Member, Prim, bool_, enum_of, hash64, i64, id32, ptr, struct, u8, u16
-from .layout_ops import from_wire, scalar_from_wire, to_wire
+from .layout_ops import from_wire, scalar_from_wire, to_wire, wire_schema
 from .schema import HASH64
 from .tensor_meta import TENSOR_META
 from .types import TrainingPhase, pack_op_flags, unpack_op_flags
@@ -116,6 +117,21 @@ def trace_op_from_wire(obj: Any, path: str) -> TraceOp:
             setattr(op, name, [scalar_from_wire(id32, x, f"{path}.{name}[{k}]")
                                for k, x in enumerate(ids)])
     return op
+
+
+def trace_op_schema(result: bool = False) -> dict:
+    """The JSON Schema of what `trace_op_from_wire` accepts, or of what `trace_op_to_wire`
+    writes (every field present)."""
+    ids = js.or_null(js.array(wire_schema(id32, result)))
+    members = {name: wire_schema(hash64, result) for name in _HASHES}
+    members |= {"inputs": js.array(wire_schema(TENSOR_META, result)),
+                "outputs": js.array(wire_schema(TENSOR_META, result)),
+                "scalar_args": js.or_null(js.array(wire_schema(i64, result))),
+                "num_scalar_args": wire_schema(u16, result)}
+    members |= {name: wire_schema(bool_, result) for name in _FLAGS}
+    members |= {"kernel_id": wire_schema(u8, result), "training_phase": wire_schema(u8, result)}
+    members |= {name: ids for name in _ID_LISTS}
+    return js.obj(members) if result else js.obj(optional=members)
 
 
 def _scalar(ctype: Prim, obj: dict, name: str, default: Any, path: str) -> Any:

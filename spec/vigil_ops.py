@@ -23,6 +23,7 @@ from typing import Any
 
 from hypothesis import strategies as st
 
+from . import shapes as js
 from . import vigil as vg
 from .cipher import Cipher
 from .errata import NO_ERRATA
@@ -35,6 +36,8 @@ from .registry import InvalidCase, declare
 from .replay_engine import ReplayEngine, current_ids
 from .replay_ops import linear, region_ops
 from .replay_region import (
+    REGION,
+    STREAM_OP,
     Guard,
     ReplayRegion,
     guard_from_wire,
@@ -42,6 +45,7 @@ from .replay_region import (
     regions_from_wire,
 )
 from .schema import BOOL, HASH64, U32, U64, Field, Json, record
+from .trace_build_ops import RECORDED_OPS
 from .transaction import TxStatus
 from .types import NONE32
 
@@ -54,6 +58,12 @@ def handle_wire(sid: int, h: Handle | None) -> dict | None:
     if h is not None and h.kind == "pool":
         return {"slot": sid, "offset": h.value}
     return {"slot": sid, "external": None if h is None else HASH64.encode(h.value)}
+
+
+HANDLES = js.array(js.or_null(js.one_of(
+    js.obj({"slot": js.uint(32), "offset": js.uint(64)}),
+    js.obj({"slot": js.uint(32), "external": js.or_null(js.HEX64_OUT)}))))
+"""What `current_handles` gives: by slot, a pool offset or an external pointer; null for none."""
 
 
 def current_handles(e: ReplayEngine, name: str) -> list:
@@ -86,6 +96,17 @@ CALLS = ("rollback", "persist", "load")
 """The Vigil API calls a stream item can make: {"rollback": true} and so on."""
 
 Item = Guard | list[int] | str
+
+
+_INDICES = {"type": ["integer", "array"], "minimum": 0, "items": js.integer(0)}
+"""What `region_indices` accepts: a region index or a list of them (the range is its own)."""
+_CALL_KEYS = ("publish", *CALLS)
+STREAM = js.array({"type": "object", "allOf": [
+    {"if": {"required": ["publish"]}, "then": js.obj({"publish": _INDICES})},
+    *({"if": {"required": [c]}, "then": {"properties": {c: {"const": True}}}} for c in CALLS),
+    {"if": {"not": {"anyOf": [{"required": [k]} for k in _CALL_KEYS]}}, "then": STREAM_OP}]})
+"""What `parse_stream` accepts: ops, {"publish": k or [k, ...]} and {"rollback" | "persist" |
+"load": true}."""
 
 
 def call_name(item: Any) -> str | None:
@@ -274,6 +295,9 @@ def dispatch_inputs(draw) -> dict:
             "cipher": draw(st.integers(0, 3)) > 0}
 
 
+_REGION_OR_NULL = js.or_null(js.uint(32))
+
+
 def vigil_edges() -> list[dict]:
     a = chain_region([0x200 + i for i in range(8)], [1024] * 8, 0xA)
     b = chain_region([0x200, 0x201, 0x202, *(0x300 + i for i in range(3, 8))],
@@ -320,24 +344,35 @@ declare(
     "vigil.dispatch", chapter=11,
     summary="Vigil's foreground over a new stream: per op record / align / replay, divergence "
             "handling with cached alternates, mode changes and the final state.",
-    args=record(regions=Field(Json("[region]"), "regions as JSON", default=[]),
-                recordings=Field(Json("[[op]]"), "recorded streams (trace.build ops)",
-                                 default=[]),
-                published=Field(Json("[region index] or null"),
+    args=record(regions=Field(Json("[region]", js.array(REGION, MAX_REGIONS)), "regions as JSON",
+                              default=[]),
+                recordings=Field(Json("[[op]]", js.array(RECORDED_OPS)),
+                                 "recorded streams (trace.build ops)", default=[]),
+                published=Field(Json("[region index] or null", js.or_null(_INDICES)),
                                 "published before the stream (default: all)", default=None),
-                stream=Field(Json("[op or {publish} or {rollback|persist|load: true}]"),
+                stream=Field(Json("[op or {publish} or {rollback|persist|load: true}]", STREAM),
                              "the new ops, publications and API calls, in order"),
                 handles=Field(BOOL, "report the handles of compiled ops", default=True),
                 cipher=Field(BOOL, "the Vigil has a (fresh) Cipher store", default=True)),
-    result=record(decisions=Json("[{action, status, op_index, outputs?, inputs?}]"),
-                  changes=Json("[{at, event, ctx_mode, mode, region}]"),
-                  recorded=Json("[stream index]"), migrations=Json("[migration]"),
-                  calls=Json("[{at, call, ok}]"),
+    result=record(decisions=Json("[{action, status, op_index, outputs?, inputs?}]", js.array(
+                      js.obj({"action": js.uint(8), "status": js.uint(8),
+                              "op_index": js.uint(32)}, {"outputs": HANDLES, "inputs": HANDLES}))),
+                  changes=Json("[{at, event, ctx_mode, mode, region}]", js.array(js.obj({
+                      "at": js.uint(64), "event": js.STRING, "ctx_mode": js.uint(8),
+                      "mode": js.uint(8), "region": _REGION_OR_NULL}))),
+                  recorded=Json("[stream index]", js.array(js.uint(64))),
+                  migrations=Json("[migration]", js.array(js.obj({
+                      "at": js.uint(64), "op": js.uint(32), "old_slot": js.uint(32),
+                      "new_slot": js.uint(32), "nbytes": js.uint(64)}))),
+                  calls=Json("[{at, call, ok}]", js.array(js.obj({
+                      "at": js.uint(64), "call": {"enum": list(CALLS)}, "ok": js.BOOLEAN}))),
                   ctx_mode=U32, mode=U32, compiled_iterations=U32, diverged_count=U32,
-                  active_region=Json("region index or null"), region_cache=Json("[region]"),
-                  step=U64, reset_requested=Json("bool"),
-                  active_tx_region=Json("region index or null"),
-                  active_tx_step=Json("step or null"), cipher_head=HASH64),
+                  active_region=Json("region index or null", _REGION_OR_NULL),
+                  region_cache=Json("[region]", js.array(js.uint(32))),
+                  step=U64, reset_requested=Json("bool", js.BOOLEAN),
+                  active_tx_region=Json("region index or null", _REGION_OR_NULL),
+                  active_tx_step=Json("step or null", js.or_null(js.uint(64))),
+                  cipher_head=HASH64),
     spec=(vg.dispatch_op, vg.handle_divergence, vg.try_align, vg.rollback, vg.persist,
           vg.load), domain=dispatch_inputs,
     bench=_vigil_bench,

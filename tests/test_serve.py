@@ -83,3 +83,43 @@ def test_deep_nesting_and_huge_integers_are_answered_not_fatal():
     responses, proc = serve("reference", [deep, huge])
     assert proc.returncode == 0, proc.stderr
     assert [r["error"]["code"] for r in responses] == ["bad_request", "invalid_input"]
+
+
+CLIENT_MISTAKES = [
+    ("dag.merkle", {"dag": {"nodes": [{"kind": []}], "root": 0}}, "args.dag.nodes[0].kind"),
+    ("dag.replay", {"dag": {"nodes": [{"kind": "terminal"}], "root": 0}, "choices": []},
+     "args.choices"),
+    ("dag.add_branch", {"dag": {"nodes": [{"kind": ["terminal"]}], "root": 0},
+                        "divergence_point": 0, "existing_suffix": None, "new_ops": [],
+                        "old_value": 0, "new_value": 1, "guard": {"kind": []}}, "args."),
+    ("context.simulate", {"regions": [], "steps": [{"op": ["activate"]}]}, "args.steps[0].op"),
+    ("ring.simulate", {"steps": [{"op": []}]}, "args.steps[0].op"),
+    ("crtrace.encode", {"num_ops": 0, "num_metas": 0, "entries": [], "meta_starts": [],
+                        "scope_hashes": [], "callsite_hashes": [], "metas": None},
+     "args.metas"),
+    ("hash.fmix64", {"x": "0x" + "f" * 100_000}, "args.x"),
+    ("types.element_size", {"dtype": [6]}, "args.dtype"),
+]
+
+
+def test_client_mistakes_are_answered_as_such_naming_the_field():
+    lines = [json.dumps({"id": i, "op": op, "args": args})
+             for i, (op, args, _) in enumerate(CLIENT_MISTAKES)]
+    responses, proc = serve("reference", lines)
+    assert proc.returncode == 0 and "Traceback" not in proc.stderr
+    for (op, _, field), r in zip(CLIENT_MISTAKES, responses, strict=True):
+        assert r["error"]["code"] in ("bad_request", "invalid_input"), (op, r)
+        assert r["error"]["message"].startswith(field), (op, r)
+        assert len(r["error"]["message"]) < 400
+
+
+def test_a_line_over_the_limit_is_a_bad_request_and_the_next_one_is_answered():
+    long = json.dumps({"id": 1, "op": "hash.fnv1a", "args": {"data": "ab" * 5000}})
+    short = json.dumps({"id": 2, "op": "hash.fmix64", "args": {"x": 1}})
+    responses, proc = serve("reference", [long, short, long], "--max-line-bytes", "1000")
+    assert proc.returncode == 0
+    assert [(r["id"], r.get("error", {}).get("code")) for r in responses] == [
+        (None, "bad_request"), (2, None), (None, "bad_request")]
+    assert "longer than 1000 bytes" in responses[0]["error"]["message"]
+    _, proc = serve("reference", [], "--max-line-bytes", "0")
+    assert proc.returncode == 2

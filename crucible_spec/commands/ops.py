@@ -1,17 +1,37 @@
-"""`crucible-spec ops`: the coverage table."""
+"""`crucible-spec ops`: the coverage table, and each op's JSON Schema contract."""
 
 from __future__ import annotations
 
 import argparse
 import json
+import sys
 
 
 def run(args: argparse.Namespace) -> int:
     from .. import coverage
+    from ..conformance import contract
+    from ..spec.json_schema import arg_schema, result_schema
+    from ..spec.registry import REGISTRY
 
+    if args.schemas:
+        for name in contract.write():
+            print(f"wrote {contract.SCHEMA_DIR.name}/{name}")
+        return 0
     table = coverage.rows()
-    print(json.dumps(coverage.as_json(table), indent=2) if args.json else coverage.render(table))
-    return 1 if args.check and any(r.holes for r in table) else 0
+    if args.json:
+        rows = [row | {"args": arg_schema(REGISTRY.ops[row["op"]]),
+                       "result": result_schema(REGISTRY.ops[row["op"]])}
+                for row in coverage.as_json(table)]
+        print(json.dumps(rows, indent=2))
+    else:
+        print(coverage.render(table))
+    if not args.check:
+        return 0
+    stale = contract.stale()
+    for name in stale:
+        print(f"conformance/schemas/{name} is not up to date (run crucible-spec ops --schemas)",
+              file=sys.stderr)
+    return 1 if stale or any(r.holes for r in table) else 0
 
 
 def add_parser(sub) -> None:
@@ -19,7 +39,13 @@ def add_parser(sub) -> None:
                        description="Print every registered op with its chapter, which "
                                    "implementations exist (or why one is n/a), how many "
                                    "conformance vectors cover it, its proof obligations and "
-                                   "errata.")
-    p.add_argument("--json", action="store_true", help="machine-readable output")
-    p.add_argument("--check", action="store_true", help="exit 1 if any op has a coverage hole")
+                                   "errata. --json adds each op's args and result JSON Schema "
+                                   "(draft 2020-12), the contract serve checks requests "
+                                   "against.")
+    p.add_argument("--json", action="store_true",
+                   help="machine-readable output, with each op's args and result JSON Schema")
+    p.add_argument("--check", action="store_true",
+                   help="exit 1 if any op has a coverage hole or conformance/schemas/ is stale")
+    p.add_argument("--schemas", action="store_true",
+                   help="write each op's JSON Schema to conformance/schemas/ (and an index)")
     p.set_defaults(func=run)

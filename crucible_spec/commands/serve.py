@@ -8,12 +8,20 @@ import sys
 from .common import profile_errata
 
 
+def _positive(text: str) -> int:
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError("must be at least 1")
+    return value
+
+
 def run(args: argparse.Namespace) -> int:
-    from ..conformance.serve import serve
+    from ..conformance.serve import MAX_LINE_BYTES, serve
     from ..engine import Implementation
 
     impl = Implementation(args.impl, profile_errata(args.profile))
-    return serve(impl, args.profile, sys.stdin.buffer, sys.stdout)
+    return serve(impl, args.profile, sys.stdin.buffer, sys.stdout,
+                 args.max_line_bytes or MAX_LINE_BYTES)
 
 
 def add_parser(sub) -> None:
@@ -23,9 +31,14 @@ def add_parser(sub) -> None:
                     "line on stdout: {\"id\", \"op\", \"args\"} -> {\"id\", \"ok\", \"result\"} "
                     "or {\"id\", \"ok\": false, \"error\": {\"code\", \"message\"}}. "
                     "{\"id\": 0, \"op\": \"hello\", \"args\": {}} describes the server. "
+                    "Args are checked against the op's JSON Schema (crucible-spec ops --json): "
+                    "a malformed one is bad_request or invalid_input naming the field. "
                     "Exits 0 at end of input.")
     p.add_argument("--impl", default="reference", choices=["reference", "numba", "cupy"],
                    help="implementation answering the ops (default: reference)")
     p.add_argument("--profile", default="crucible",
                    help="errata profile (default: crucible, the intended behaviour)")
+    p.add_argument("--max-line-bytes", type=_positive, metavar="N",
+                   help="answer a longer request line bad_request without reading it whole "
+                        "(default: 64 MiB)")
     p.set_defaults(func=run)
