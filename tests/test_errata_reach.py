@@ -93,7 +93,7 @@ def test_faithful_diff_of_arms_in_opposite_order_is_the_real_codes_branch_mismat
 def test_a_terminal_with_a_next_is_invalid_input(impl, dag, op):
     with pytest.raises(SpecError) as e:
         _impl(SEED, impl).call(op, {"dag": dag})
-    assert e.value.code == "invalid_input" and "terminal" in str(e.value)
+    assert e.value.code == "invalid_input" and "nodes[0].next" in str(e.value)
 
 
 def test_a_terminal_with_a_null_next_is_a_terminal():
