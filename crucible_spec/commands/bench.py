@@ -4,9 +4,8 @@ from __future__ import annotations
 
 import argparse
 import json
-from pathlib import Path
 
-from .common import Progress, select_ops
+from .common import Progress, select_ops, write_output
 
 
 def _sizes(text: str) -> list[int]:
@@ -36,8 +35,8 @@ def run(args: argparse.Namespace) -> int:
     if quality:
         print(bench.render_quality(quality))
     if args.json:
-        Path(args.json).write_text(json.dumps(bench.as_json(rows, device, quality),
-                                              indent=2) + "\n")
+        text = json.dumps(bench.as_json(rows, device, quality), indent=2) + "\n"
+        write_output(args.json, text.encode(), force=True)
         print(f"json: {args.json}")
     return 1 if any(r.mismatch for r in rows) else 0
 
