@@ -337,7 +337,7 @@ erratum(
     witness={"args": {"slots": _SMALL},
              "spec": {"offsets": [0, 256, 0], "pool_bytes": 512},
              "seed": {"offsets": [0, 256, 512], "pool_bytes": 1024},
-             "large": {"slots": "scattered_slots(100000, seed=1)",
+             "large": {"slots": "memory_plan.scattered_slots(100000, seed=1)",
                        "live_lower_bound": 34_267_392, "spec_pool_bytes": 39_813_120,
                        "seed_pool_bytes": 39_639_049_472}},
     flag="result",
