@@ -155,8 +155,11 @@ def op_path(op: Op) -> str:
 
 def generate(root: Path, profile: str, per_op: int = GENERATED_PER_OP,
              progress: Callable[[str], None] | None = None) -> dict:
-    """Write every op's vectors for `profile` under root/profile, and its manifest."""
+    """Write every op's vectors for `profile` under root/profile, and its manifest. Vector
+    files no op writes are deleted only from a directory this run creates or one holding a
+    manifest (a suite of ours); elsewhere they are kept (see `unlisted`)."""
     base = root / profile
+    owned = not base.exists() or (base / MANIFEST).is_file()
     files = {}
     for name in sorted(REGISTRY.ops):
         op = REGISTRY.ops[name]
@@ -172,8 +175,8 @@ def generate(root: Path, profile: str, per_op: int = GENERATED_PER_OP,
             "sha256": hashlib.sha256(text).hexdigest(),
             "provenance": dict(sorted(Counter(_family(c.source) for c in cases).items())),
         }
-    for stale in sorted(base.glob("*/*.jsonl")):
-        if str(stale.relative_to(base)) not in files:
+    if owned:
+        for stale in unlisted(base, files):
             stale.unlink()
     manifest = {
         "spec_version": SPEC_VERSION, "profile": profile,
@@ -185,6 +188,11 @@ def generate(root: Path, profile: str, per_op: int = GENERATED_PER_OP,
     }
     (base / MANIFEST).write_text(json.dumps(manifest, indent=2, sort_keys=True) + "\n")
     return manifest
+
+
+def unlisted(base: Path, files: dict) -> list[Path]:
+    """Vector-like files (<chapter>/<op>.jsonl) under base that `files` does not list."""
+    return [p for p in sorted(base.glob("*/*.jsonl")) if str(p.relative_to(base)) not in files]
 
 
 def _family(source: str) -> str:

@@ -2,7 +2,8 @@
 
 The pipeline (chapter 6) runs through the reference or the numba kernels; both are reduced to
 the same per-region facts, from which the report is made: iterations, ops, edges by kind,
-slots, the pool against the live-bytes lower bound and a greedy-by-size planner, content and
+slots, the pool against the live-bytes lower bound (the planner's quality, pool / bound) and a
+greedy-by-size planner, content and
 Merkle hashes, and the DAG the regions form with the kernel cache they would fill.
 """
 
@@ -53,6 +54,8 @@ class RegionReport:
     pool_bytes: int
     lower_bound: int
     greedy_pool_bytes: int
+    quality: float | None
+    """The planner's quality: pool_bytes / lower_bound (1.0 is optimal; None without a bound)."""
 
 
 @dataclass
@@ -129,7 +132,7 @@ def report_region(k: int, f: RegionFacts, cache: dict) -> RegionReport:
         k, f.window.boundary, f.window.start, f.window.count, f"0x{f.content_hash:016x}",
         f"0x{chained(f.content_hash, None):016x}", len(kinds), kinds.count(EdgeKind.DATA_FLOW),
         kinds.count(EdgeKind.ALIAS), int(f.slots.shape[0]), int(f.slots[:, 3].sum()),
-        f.pool_bytes, lower, greedy)
+        f.pool_bytes, lower, greedy, round(f.pool_bytes / lower, 4) if lower else None)
 
 
 def dag_summary(regions: list[RegionReport]) -> dict:

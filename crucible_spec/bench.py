@@ -17,6 +17,10 @@ An op may also have `BASELINES`: other ways to produce as many bytes as its kern
 items (another library's generator, a plain memory copy), timed beside it and shown as GB/s
 and millions of 4-byte words per second. The numba stream and the copy write into buffers
 allocated once, untimed; numpy's `random_raw` allocates its output on every call.
+
+Planner quality (`plan_quality`): on n scattered slots (the E10.1 witness's generator) the
+numba planner's pool under the spec's free list and the seed's, each against the live-bytes
+lower bound, with the planner's seconds.
 """
 
 from __future__ import annotations
@@ -33,7 +37,14 @@ from .engine import Implementation, run_reference
 from .spec.build_trace import build_trace
 from .spec.content_hash import compute_content_hash, trace_ops_from_wire
 from .spec.iteration_detector import run_detector, state_wire
-from .spec.memory_plan import Plan, compute_memory_plan, plan_slots
+from .spec.memory_plan import (
+    E10_1,
+    Plan,
+    compute_memory_plan,
+    live_lower_bound,
+    plan_slots,
+    scattered_slots,
+)
 from .spec.registry import BACKENDS, REGISTRY, Op
 from .spec.trace_build_ops import graph_to_wire, kernels_from_wire, plan_of, recorded_ops
 
@@ -252,6 +263,65 @@ def run(ops: list[Op], sizes: list[int], backends: list[str], ref_max: int, repe
     return rows
 
 
+@dataclass(frozen=True)
+class QualityRow:
+    """The planner on n scattered slots: the live-bytes lower bound, and per free list (the
+    spec's, the seed's E10.1) its pool and the planner's seconds."""
+
+    n: int
+    lower_bound: int
+    spec_pool: int
+    seed_pool: int
+    spec_s: float
+    seed_s: float
+
+    @property
+    def spec_ratio(self) -> float:
+        return self.spec_pool / self.lower_bound
+
+    @property
+    def seed_ratio(self) -> float:
+        return self.seed_pool / self.lower_bound
+
+
+def quality_row(n: int, seed: int) -> QualityRow:
+    """Plan scattered_slots(n, seed) with the numba planner under both free lists."""
+    from .fast.numba.memory_plan import plan_arrays
+
+    slots = scattered_slots(n, seed)
+    arrays = [np.array([getattr(s, f) for s in slots], dtype=t) for f, t in
+              (("nbytes", np.uint64), ("birth_op", np.int64), ("death_op", np.int64),
+               ("is_external", np.bool_))]
+    plan_arrays(*(a[:2] for a in arrays))  # compile outside the timing
+    pools, secs = [], []
+    for errata in (frozenset(), frozenset({E10_1})):
+        start = time.perf_counter()
+        pools.append(plan_arrays(*arrays, errata)[1])
+        secs.append(time.perf_counter() - start)
+    return QualityRow(n, live_lower_bound(slots), *pools, *secs)
+
+
+def plan_quality(sizes: list[int], seed: int,
+                 progress: Callable[[str], None] | None = None) -> list[QualityRow]:
+    rows = []
+    for n in sizes:
+        if progress:
+            progress(f"planner quality n={n}")
+        rows.append(quality_row(n, seed))
+    return rows
+
+
+def render_quality(rows: list[QualityRow]) -> str:
+    header = ["planner quality: slots", "live bound B", "spec pool B", "spec/bound", "spec s",
+              "seed pool B", "seed/bound", "seed s"]
+    body = [[str(r.n), str(r.lower_bound), str(r.spec_pool), f"{r.spec_ratio:.3f}",
+             f"{r.spec_s:.3f}", str(r.seed_pool), f"{r.seed_ratio:.1f}", f"{r.seed_s:.3f}"]
+            for r in rows]
+    widths = [max(len(x[i]) for x in [header, *body]) for i in range(len(header))]
+    return "\n".join("  ".join(c.rjust(w) if i else c.ljust(w) for i, (c, w) in
+                               enumerate(zip(x, widths, strict=True))) for x in [header, *body])
+
+
 def _fmt_s(x: float | None) -> str:
     return "-" if x is None else f"{x * 1e3:.3f} ms" if x < 1 else f"{x:.2f} s"
 
@@ -289,8 +359,11 @@ def render(rows: list[Row], backends: list[str]) -> str:
     return "\n".join(out)
 
 
-def as_json(rows: list[Row], device: dict[str, str]) -> dict:
+def as_json(rows: list[Row], device: dict[str, str],
+            quality: list[QualityRow] | None = None) -> dict:
     return {"device": device, "backends": list(BACKENDS),
             "rows": [asdict(r) | {"speedup": {b: r.speedup(b) for b in r.kernel},
                                   "e2e_speedup": {b: r.e2e_speedup(b) for b in r.end_to_end}}
-                     for r in rows]}
+                     for r in rows],
+            "plan_quality": [asdict(q) | {"spec_ratio": q.spec_ratio, "seed_ratio": q.seed_ratio}
+                             for q in quality or []]}

@@ -1,4 +1,5 @@
-"""Chapter 10 obligations: the memory planner's plans are valid on a fixed set of instances."""
+"""Chapter 10 obligations: the memory planner's plans are valid on a fixed set of instances,
+under the spec's free list and the seed's (E10.1), and both make the plans worked out for them."""
 
 from __future__ import annotations
 
@@ -9,10 +10,13 @@ import z3
 from ..spec.bits import align_up
 from ..spec.memory_plan import (
     ALIGNMENT,
+    E10_1,
     Plan,
     PlanSlot,
+    _coalesce,
     _direct_reuse,
     _first_fit,
+    _lowest_fit,
     align256,
     compute_memory_plan,
     sweep,
@@ -20,6 +24,8 @@ from ..spec.memory_plan import (
 from ..spec.registry import Mutant
 from .obligation import Property, Query, property_obligation, z3_obligation
 
+SEED = frozenset({E10_1})
+"""The seed's planner: the profile crucible@8d2680a2 as far as the planner reads it."""
 RNG_SEED = 0x10AD
 SIZES = (0, 1, 255, 256, 257, 512, 700, 768, 1024, 1500, 2048, 4096)
 """Sizes that round to a few 256-byte units, so exact fits, waste and splits all happen."""
@@ -118,8 +124,20 @@ DYING_TAKEN_TWICE = Mutant.edit("dying slot taken twice", "direct reuse can give
                                 "slot to two newborns", _direct_reuse, "d not in used and ", "")
 WASTE_AT_START = Mutant.edit("waste at the start", "the waste of a direct reuse is freed from "
                              "the slot's start, not past the newborn", _direct_reuse,
-                             "_push(free, plan.offsets[d] + size, waste)",
-                             "_push(free, plan.offsets[d], waste)")
+                             "_release(free, plan.offsets[d] + size, waste, seed)",
+                             "_release(free, plan.offsets[d], waste, seed)")
+LOWEST_SPLIT_KEEPS_START = Mutant.edit("lowest fit keeps the start", "the spec's first fit "
+                                       "takes the head of a larger block but only shrinks it",
+                                       _lowest_fit, "                entry[0] += size\n", "")
+LOWEST_EXACT_KEPT = Mutant.edit("lowest fit keeps an exact block", "the spec's first fit does "
+                                "not remove a block it takes whole", _lowest_fit,
+                                "free.pop(k)", "free[k]")
+GROWN_PAST_THE_POOL = Mutant.edit("grown block past the pool", "the block that ends the pool "
+                                  "is grown without growing the pool", _lowest_fit,
+                                  "return offset, offset + size", "return offset, pool_end")
+MERGES_ACROSS_A_GAP = Mutant.edit("merge across a gap", "a freed block is merged with the next "
+                                  "free block even when live bytes lie between", _coalesce,
+                                  "free[k][0] == end", "free[k][0] >= end")
 ROUNDS_DOWN = Mutant.edit("rounds down", "sizes are rounded down to 256 bytes, not up",
                           align256, "(n + ALIGNMENT - 1) & ~(ALIGNMENT - 1)",
                           "n & ~(ALIGNMENT - 1)")
@@ -130,20 +148,22 @@ NO_ALIGNMENT = Mutant.edit("no 256-byte alignment", "the planner uses the byte s
 
 @z3_obligation(
     "PO10.1",
-    "The memory planner's plans are valid: on 30 fixed instances (hand-made shapes for "
-    "direct reuse with waste, first-fit splits, swap-remove, zero-size slots and externals; "
-    "24 seeded random sets of up to 50 slots; one of 200 slots) z3 finds no two internal "
-    "slots alive at a common op whose 256-rounded byte ranges overlap, no internal slot "
-    "misaligned or past the pool, no external slot off offset 0 and no pool size off a "
-    "multiple of 256.",
+    "The memory planner's plans are valid, with the spec's free list and with the seed's "
+    "(E10.1): on 30 fixed instances (hand-made shapes for direct reuse with waste, first-fit "
+    "splits, swap-remove, zero-size slots and externals; 24 seeded random sets of up to 50 "
+    "slots; one of 200 slots) z3 finds no two internal slots alive at a common op whose "
+    "256-rounded byte ranges overlap, no internal slot misaligned or past the pool, no "
+    "external slot off offset 0 and no pool size off a multiple of 256.",
     covers=("plan.compute", "trace.build"),
     subject=compute_memory_plan,
     mutants=(FREES_AT_DEATH, SPLIT_KEEPS_START, EXACT_FIT_KEPT, DYING_TAKEN_TWICE,
-             WASTE_AT_START, ROUNDS_DOWN, NO_ALIGNMENT),
+             WASTE_AT_START, ROUNDS_DOWN, NO_ALIGNMENT, LOWEST_SPLIT_KEEPS_START,
+             LOWEST_EXACT_KEPT, GROWN_PAST_THE_POOL, MERGES_ACROSS_A_GAP),
 )
 def plans_are_valid(planner):
-    return [Query(f"instance {k} ({len(slots)} slots)", violation(slots, planner(slots)))
-            for k, slots in enumerate(instances())]
+    return [Query(f"instance {k} ({len(slots)} slots{', E10.1' if errata else ''})",
+                  violation(slots, planner(slots, errata)))
+            for errata in (frozenset(), SEED) for k, slots in enumerate(instances())]
 
 
 @z3_obligation(
@@ -195,10 +215,10 @@ earliest on a tie, the waste pushed past the newborn), then first fit over the f
 index order with swap-remove."""
 
 
-def _plans_as_the_code_does(planner):
+def _plans_as_the_code_does(planner, errata: frozenset[str] = SEED):
     def check(case) -> None:
         _, slots, offsets, pool = case
-        plan = planner(slots)
+        plan = planner(slots, errata)
         assert (plan.offsets, plan.pool_bytes) == (offsets, pool), (plan.offsets,
                                                                     plan.pool_bytes)
         assert plan.num_external == sum(s.is_external for s in slots)
@@ -208,7 +228,7 @@ def _plans_as_the_code_does(planner):
 
 @property_obligation(
     "PO10.61",
-    "The memory planner makes the real code's plans: on its 4 known instances (the seed's "
+    "The seed's planner (E10.1) makes the real code's plans: on its 4 known instances (the seed's "
     "test, best-fit direct reuse, zero-size and tiny slots, first fit over a free list) and on "
     "4 worked by hand from the documented sweep (least waste, earliest on a tie, waste freed, "
     "swap-remove) every offset, the pool size and the external count are the code's.",
@@ -225,11 +245,63 @@ def _plans_as_the_code_does(planner):
                          "dying slots", _direct_reuse, "room - size < best[1]",
                          "room - size <= best[1]"),
              Mutant.edit("waste dropped", "the waste of a direct reuse is not freed",
-                         _direct_reuse, "            if waste:\n                _push(free, "
-                         "plan.offsets[d] + size, waste)\n", "")),
+                         _direct_reuse, "            if waste:\n                _release(free, "
+                         "plan.offsets[d] + size, waste, seed)\n", "")),
 )
 def plans_known(planner):
     return [Property("known plans", _plans_as_the_code_does(planner),
                      cases=lambda: KNOWN_PLANS),
             Property("plans worked by hand", _plans_as_the_code_does(planner),
                      cases=lambda: DOCUMENTED_PLANS)]
+
+
+SPEC_PLANS = (
+    ("two adjacent holes merge for a larger slot (E10.1's witness)",
+     [S(256, 0, 0), S(256, 0, 0), S(512, 2, 2)], [0, 256, 0], 512),
+    ("a hole merges with the free block after it",
+     [S(256, 0, 1), S(256, 0, 0), S(256, 0, 3), S(512, 3, 3)], [0, 256, 512, 0], 768),
+    ("a hole merges with the free blocks at both its ends",
+     [S(256, 0, 0), S(256, 0, 1), S(256, 0, 0), S(256, 0, 3), S(768, 3, 3)],
+     [0, 256, 512, 768, 0], 1024),
+    ("the lowest block that fits, not the first freed",
+     [S(256, 0, 1), S(256, 0, 5), S(256, 0, 0), S(256, 3, 3)], [0, 256, 512, 0], 768),
+    ("holes apart never merge across a live slot",
+     [S(256, 0, 1), S(256, 0, 5), S(256, 0, 0), S(512, 3, 3)], [0, 256, 512, 512], 1024),
+    ("the block that ends the pool grows past it",
+     [S(256, 0, 3), S(512, 0, 0), S(1024, 2, 3)], [0, 256, 256], 1280),
+    ("a zero-byte slot takes the lowest free block, leaving it whole",
+     [S(0, 0, 0), S(256, 0, 0), S(256, 0, 2), S(0, 2, 2)], [0, 0, 256, 0], 512),
+)
+"""(name, slots, offsets, pool bytes) worked out by hand from the spec's free list: every
+freed block kept in address order and merged with its free neighbours, first fit by lowest
+address, else grow the block that ends the pool, else the end of the pool."""
+
+
+@property_obligation(
+    "PO10.62",
+    "The spec's planner makes the plans worked out by hand for its free list: two adjacent "
+    "holes serve a slot of their joint size (E10.1's witness), a freed block merges with the "
+    "free block after it and with those at both its ends, first fit takes the lowest block "
+    "that fits, holes apart never merge across a live slot, the free block ending the pool "
+    "grows past it, and a zero-byte slot takes the lowest free block.",
+    covers=("plan.compute",),
+    subject=compute_memory_plan,
+    mutants=(Mutant.edit("no merge after", "a freed block is not merged with the free block "
+                         "after it", _coalesce, "free[k][0] == end", "free[k][0] == -1"),
+             Mutant.edit("no merge before", "a freed block is not merged with the free block "
+                         "before it", _coalesce, "free[k - 1][0] + free[k - 1][1] == start",
+                         "free[k - 1][0] == -1"),
+             Mutant.edit("first freed, not lowest", "blocks are kept in the order freed, not "
+                         "by address", _coalesce, "k = bisect_left(free, [offset, 0])",
+                         "k = len(free)"),
+             Mutant.edit("no growth at the pool's end", "a slot that fits no block goes to "
+                         "the end of the pool even when a free block ends it", _lowest_fit,
+                         "if free and free[-1][0] + free[-1][1] == pool_end:",
+                         "if False:"),
+             Mutant.edit("seed's list by default", "the spec's planner keeps the seed's free "
+                         "list", compute_memory_plan, "E10_1 in errata", "True"),
+             MERGES_ACROSS_A_GAP),
+)
+def plans_worked_by_hand(planner):
+    return [Property("the spec's free list", _plans_as_the_code_does(planner, frozenset()),
+                     cases=lambda: SPEC_PLANS)]

@@ -1,10 +1,17 @@
-"""Chapter 10's memory plan pinned at its edges: which slot sets the plan's device, the
-free list's 4096-entry cap and the 64-slot direct reuse window. Each case's answer is worked
-out by hand from the planner's rules."""
+"""Chapter 10's memory plan pinned at its edges: which slot sets the plan's device, the seed's
+4096-entry free-list cap (E10.1; the spec has none) and the 64-slot direct reuse window. Each
+case's answer is worked out by hand from the planner's rules."""
 
 from __future__ import annotations
 
-from ..spec.memory_plan import PlanSlot, _direct_reuse, _push, compute_memory_plan
+from ..spec.memory_plan import (
+    E10_1,
+    PlanSlot,
+    _coalesce,
+    _direct_reuse,
+    _push,
+    compute_memory_plan,
+)
 from ..spec.registry import Mutant
 from ..spec.types import DeviceType
 from .obligation import Property, property_obligation
@@ -50,10 +57,14 @@ def plan_device(_subject):
 
 
 def _free_list_cap(n: int) -> None:
-    """n slots of 256 bytes die at op 0; n more are born at op 2. The first 4096 freed
-    entries are kept and reused, the rest lost, so the pool grows by the excess."""
-    slots = [PlanSlot(256, 0, 0)] * n + [PlanSlot(256, 2, 2)] * n
-    assert compute_memory_plan(slots).pool_bytes == 256 * (n + max(0, n - 4096))
+    """n slots of 256 bytes die at op 0, each followed by one alive until op 3, so the n holes
+    never touch; n more are born at op 2. The seed keeps the first 4096 holes and loses the
+    rest, so its pool grows by the excess; the spec keeps every hole and its pool does not
+    grow."""
+    slots = [PlanSlot(256, 0, 0), PlanSlot(256, 0, 3)] * n + [PlanSlot(256, 2, 2)] * n
+    seed = compute_memory_plan(slots, frozenset({E10_1})).pool_bytes
+    assert seed == 256 * (2 * n + max(0, n - 4096)), seed
+    assert compute_memory_plan(slots).pool_bytes == 256 * 2 * n
 
 
 def _window(n: int) -> None:
@@ -68,8 +79,9 @@ def _window(n: int) -> None:
 
 @property_obligation(
     "PO10.151",
-    "The free list keeps 4096 entries and drops the rest; direct reuse pairs the first 64 "
-    "newborn with the first 64 dying slots of an op, and no more.",
+    "The seed's free list (E10.1) keeps 4096 entries and drops the rest, the spec's keeps "
+    "every freed block; direct reuse pairs the first 64 newborn with the first 64 dying slots "
+    "of an op, and no more.",
     covers=("plan.compute",),
     subject=compute_memory_plan,
     mutants=(
@@ -79,6 +91,8 @@ def _window(n: int) -> None:
                     "newborn[:DIRECT_REUSE_WINDOW]", "newborn[:63]"),
         Mutant.edit("dying window 63", "direct reuse looks at 63 dying slots",
                     _direct_reuse, "dying[:DIRECT_REUSE_WINDOW]", "dying[:63]"),
+        Mutant.edit("spec capped too", "the spec's free list drops blocks past 4096 entries",
+                    _coalesce, "    if not size:\n", "    if not size or len(free) >= 4096:\n"),
     ),
 )
 def plan_limits(_subject):

@@ -24,8 +24,10 @@ from ..spec.iteration_detector import (
 )
 from ..spec.memory_plan import (
     PlanSlot,
+    _coalesce,
     _direct_reuse,
     _first_fit,
+    _lowest_fit,
     align256,
     compute_memory_plan,
     greedy_by_size,
@@ -227,13 +229,14 @@ def reuse_heavy_slots(draw) -> list[PlanSlot]:
 
 
 def valid_and_bounded(slots: list[PlanSlot]) -> None:
-    """The spec's plan and the greedy plan are valid; the pool lies between the live lower
-    bound and the sum of the rounded sizes; the externals are counted."""
-    plan = compute_memory_plan(slots)
-    assert plan_violations(slots, plan) == []
-    assert live_lower_bound(slots) <= plan.pool_bytes <= \
-        sum(align256(s.nbytes) for s in slots if not s.is_external)
-    assert plan.num_external == sum(s.is_external for s in slots)
+    """The spec's plan, the seed's (E10.1) and the greedy plan are valid; each pool lies
+    between the live lower bound and the sum of the rounded sizes; the externals are counted."""
+    for errata in (NO_ERRATA, SEED):
+        plan = compute_memory_plan(slots, errata)
+        assert plan_violations(slots, plan) == []
+        assert live_lower_bound(slots) <= plan.pool_bytes <= \
+            sum(align256(s.nbytes) for s in slots if not s.is_external)
+        assert plan.num_external == sum(s.is_external for s in slots)
     greedy = greedy_by_size(slots)
     assert plan_violations(slots, greedy) == []
     assert live_lower_bound(slots) <= greedy.pool_bytes
@@ -252,8 +255,9 @@ _FREES_AT_DEATH = Mutant.edit("frees at death", "a slot is freed at its death op
 
 @property_obligation(
     "PO10.70",
-    "On random slot sets (the plan.compute domain) the spec's plan and the greedy plan are "
-    "valid, and the pool lies between the live lower bound and the sum of rounded sizes.",
+    "On random slot sets (the plan.compute domain) the spec's plan, the seed's (E10.1) and the "
+    "greedy plan are valid, and the pool lies between the live lower bound and the sum of "
+    "rounded sizes.",
     covers=("plan.compute", "plan.greedy_by_size"),
     subject=compute_memory_plan,
     mutants=(_FREES_AT_DEATH,
@@ -269,16 +273,22 @@ def random_plans_valid(_subject):
 
 @property_obligation(
     "PO10.71",
-    "On reuse-heavy slot sets (few sizes, short lives) the spec's plan and the greedy plan are "
-    "valid and bounded as in PO10.70.",
+    "On reuse-heavy slot sets (few sizes, short lives) the spec's plan, the seed's and the "
+    "greedy plan are valid and bounded as in PO10.70.",
     covers=("plan.compute",),
     subject=compute_memory_plan,
     mutants=(Mutant.edit("first fit keeps the entry", "first fit does not shrink the entry it "
                          "splits", _first_fit, "entry[0] += size", "entry[0] += 0"),
+             Mutant.edit("lowest fit keeps the block", "the spec's first fit does not shrink "
+                         "the block it splits", _lowest_fit, "entry[0] += size",
+                         "entry[0] += 0"),
+             Mutant.edit("merge keeps the gap", "a block merged with the one after it keeps "
+                         "the gap's bytes too", _coalesce, "end += free.pop(k)[1]",
+                         "end += free.pop(k)[1] + 256"),
              Mutant.edit("waste at the start", "direct reuse frees the waste from the slot's "
                          "start, not its end", _direct_reuse,
-                         "_push(free, plan.offsets[d] + size, waste)",
-                         "_push(free, plan.offsets[d], waste)")),
+                         "_release(free, plan.offsets[d] + size, waste, seed)",
+                         "_release(free, plan.offsets[d], waste, seed)")),
 )
 def reuse_heavy_plans_valid(_subject):
     return [Property("a reuse-heavy slot set", valid_and_bounded, strategy=reuse_heavy_slots,

@@ -102,7 +102,7 @@ def run_pipeline(recorded: list[RecordedOp], kernels: dict[int, int] | None = No
             continue
         graph = build_trace(ops, kernels, errata, scratch)
         scratch = slot_cap_max(ops, scratch)
-        plan = compute_memory_plan(plan_slots_of(graph)) if graph.slots else None
+        plan = compute_memory_plan(plan_slots_of(graph), errata) if graph.slots else None
         out.regions.append(Region(w, graph, plan, chained(graph.content_hash, None)))
     return out
 

@@ -89,7 +89,7 @@ declare(
                              merkle_hash=HASH64, num_edges=U32, num_slots=U32, num_external=U32,
                              pool_bytes=U64))), retained=U32),
     spec=(run_pipeline,), domain=streams,
-    errata=("E6.1", "E6.4", "E6.5", "E7.1", "E8.3", "E8.4"),
+    errata=("E6.1", "E6.4", "E6.5", "E7.1", "E8.3", "E8.4", "E10.1"),
     not_applicable={"cupy": "detection and the pointer map are sequential over the stream"},
     invalid=(InvalidCase("ops that are not a list", lambda: st.just({"ops": {"0": {}}})),),
     edges=lambda: [{"ops": []}, _chain(2, K), _chain(4, 0), _chain(1, 7)],

@@ -77,13 +77,14 @@ def kernels_from_wire(kernels: Any) -> dict[int, int]:
     return table
 
 
-def plan_of(g: TraceGraph) -> Plan:
-    return compute_memory_plan(plan_slots_of(g))
+def plan_of(g: TraceGraph, errata: frozenset[str] = NO_ERRATA) -> Plan:
+    return compute_memory_plan(plan_slots_of(g), errata)
 
 
-def graph_to_wire(g: TraceGraph, plan: Plan | None = None) -> dict:
-    """The wire result; the plan is computed unless given."""
-    plan = plan or plan_of(g)
+def graph_to_wire(g: TraceGraph, plan: Plan | None = None,
+                  errata: frozenset[str] = NO_ERRATA) -> dict:
+    """The wire result; the plan is computed (under `errata`) unless given."""
+    plan = plan or plan_of(g, errata)
     fwd, fwd_offsets = g.csr("src")
     _, rev_offsets = g.csr("dst")
     slots = []
@@ -115,7 +116,8 @@ def recorded_ops(ops: Any) -> list[RecordedOp]:
 
 
 def trace_build(ops: Any, kernels: Any, errata: frozenset[str] = NO_ERRATA) -> dict:
-    return graph_to_wire(build_trace(recorded_ops(ops), kernels_from_wire(kernels), errata))
+    return graph_to_wire(build_trace(recorded_ops(ops), kernels_from_wire(kernels), errata),
+                         errata=errata)
 
 
 @st.composite
@@ -177,7 +179,7 @@ declare(
                   rev_offsets=Json("[u32]", List(U32)), slots=Json("[slot]", List(_SLOT_OUT)),
                   pool_bytes=U64, num_external=U32, content_hash=HASH64),
     spec=(build_trace,), domain=traces, bench=build_bench,
-    errata=("E6.1", "E6.4", "E6.5", "E8.3", "E8.4"),
+    errata=("E6.1", "E6.4", "E6.5", "E8.3", "E8.4", "E10.1"),
     not_applicable={"cupy": "the pointer map is read and written op by op, in order"},
     invalid=(InvalidCase("a meta of 9 dimensions", lambda: st.just(
         {"ops": [{"schema_hash": "0x1", "inputs": [{"ndim": 9}]}]})),

@@ -377,7 +377,7 @@ declare(
           vg.load), domain=dispatch_inputs,
     bench=_vigil_bench,
     errata=("E11.1", "E11.2", "E11.3", "E11.5", "E11.6", "E18.5", "E18.9", "E6.1", "E6.4",
-            "E6.5", "E7.1", "E8.3", "E8.4"),
+            "E6.5", "E7.1", "E8.3", "E8.4", "E10.1"),
     not_applicable={"cupy": "one sequential state machine over the stream"},
     invalid=(InvalidCase("publishing a region that is not there",
                          lambda: st.just({"stream": [{"publish": 0}]})),

@@ -5,7 +5,12 @@ PO7.70-PO7.72, PO9.70-PO9.74 and PO10.70-PO10.72 (checked with their mutants by 
 
 from __future__ import annotations
 
-from crucible_spec.proofs.memory_plan import FREES_AT_DEATH, ROUNDS_DOWN, SPLIT_KEEPS_START
+from crucible_spec.proofs.memory_plan import (
+    FREES_AT_DEATH,
+    LOWEST_SPLIT_KEEPS_START,
+    ROUNDS_DOWN,
+    SPLIT_KEEPS_START,
+)
 from crucible_spec.proofs.patch import edited
 from crucible_spec.spec.dag_ops import diff_op, merkle_op
 from crucible_spec.spec.errata import NO_ERRATA, SEEDS, profile_errata
@@ -55,13 +60,15 @@ def test_plan_violations_name_each_broken_invariant():
 
 
 def test_broken_planners_are_caught():
-    cases = [(FREES_AT_DEATH, [S(256, 0, 1), S(256, 1, 2)]),
-             (SPLIT_KEEPS_START, [S(1024, 0, 0), S(256, 2, 3), S(256, 2, 3)]),
-             (ROUNDS_DOWN, [S(257, 0, 1), S(256, 0, 1)])]
-    for m, slots in cases:
-        assert plan_violations(slots, compute_memory_plan(slots)) == []
+    split = [S(1024, 0, 0), S(256, 2, 3), S(256, 2, 3)]
+    cases = [(FREES_AT_DEATH, [S(256, 0, 1), S(256, 1, 2)], NO_ERRATA),
+             (LOWEST_SPLIT_KEEPS_START, split, NO_ERRATA),
+             (SPLIT_KEEPS_START, split, SEED),
+             (ROUNDS_DOWN, [S(257, 0, 1), S(256, 0, 1)], NO_ERRATA)]
+    for m, slots, errata in cases:
+        assert plan_violations(slots, compute_memory_plan(slots, errata)) == []
         with edited(m.target, m.old, m.new, m.occurrence):
-            plan = compute_memory_plan(slots)
+            plan = compute_memory_plan(slots, errata)
         assert plan_violations(slots, plan), m.name
 
 

@@ -38,6 +38,7 @@ def test_analyze_reports_the_seed_region(mlp_file, capsys):
     assert region["data_flow_edges"] == 10 and region["alias_edges"] == 0
     assert region["lower_bound"] <= region["pool_bytes"]
     assert region["greedy_pool_bytes"] >= region["lower_bound"]
+    assert region["quality"] == round(region["pool_bytes"] / region["lower_bound"], 4)
 
 
 def test_analyze_reference_and_numba_agree(mlp_file, capsys):
@@ -53,6 +54,7 @@ def test_analyze_text_names_hashes_pool_and_dag(mlp_file, capsys):
     assert "0x54b300b4f0a5396f" in out and "768" in out
     assert "iterations: 1 boundaries at ops 24" in out
     assert "kernel cache: 1 compiled, 0 hits" in out
+    assert "pool/bound" in out and "planner quality (pool / live-bytes lower bound): worst" in out
 
 
 @pytest.mark.parametrize("content,message", [(b"CRTR\x02", "not a valid .crtrace"),

@@ -51,3 +51,17 @@ def test_the_reference_is_skipped_above_ref_max():
                          seed=0)
     assert row.reference is None and row.speedup("numba") is None
     assert any("reference skipped" in n for n in row.notes)
+
+
+def test_planner_quality_rows_compare_both_free_lists_with_the_bound():
+    """On 2,000 scattered slots the spec's pool is within 25% of the live-bytes bound and the
+    seed's (E10.1) is at least twice the spec's; the table and the JSON carry both."""
+    (row,) = bench.plan_quality([2000], seed=0)
+    assert row.n == 2000 and row.lower_bound > 0
+    assert row.lower_bound <= row.spec_pool <= 1.25 * row.lower_bound
+    assert row.seed_pool >= 2 * row.spec_pool
+    assert row.spec_ratio == row.spec_pool / row.lower_bound
+    text = bench.render_quality([row])
+    assert "spec/bound" in text and "seed/bound" in text and f"{row.spec_ratio:.3f}" in text
+    (q,) = bench.as_json([], {}, [row])["plan_quality"]
+    assert q["spec_pool"] == row.spec_pool and q["seed_ratio"] == row.seed_ratio

@@ -28,7 +28,7 @@ EXAMPLES = ROOT / "examples"
 
 def record(tmp_path: Path, script: str, *extra: str) -> bytes:
     out = tmp_path / "out.crtrace"
-    assert main(["record", script, "-o", str(out), *extra]) == 0
+    assert main(["record", script, "-o", str(out), "--force", *extra]) == 0
     return out.read_bytes()
 
 

@@ -27,8 +27,8 @@ def _groups(regions: list) -> list[tuple[int, int, object]]:
     return out
 
 
-def _pct(pool: int, bound: int) -> str:
-    return f"{100 * bound / pool:.0f}%" if pool else "-"
+def _quality(q: float | None) -> str:
+    return "-" if q is None else f"{q:.3f}"
 
 
 def render(a) -> str:
@@ -44,18 +44,23 @@ def render(a) -> str:
                  f"overflow); {a.retained} ops after the last boundary are not an iteration yet")
     if a.regions:
         header = ["region", "ops", "edges data/alias", "slots ext", "pool B", "lower bound B",
-                  "greedy B", "content = merkle"]
+                  "pool/bound", "greedy B", "content = merkle"]
         rows = []
         for first, last, r in _groups(a.regions):
             name = str(first) if first == last else f"{first}-{last} (x{last - first + 1})"
             rows.append([name, f"{r.start}..{r.start + r.num_ops - 1}",
                          f"{r.num_edges} {r.data_flow_edges}/{r.alias_edges}",
                          f"{r.num_slots} {r.num_external}", str(r.pool_bytes),
-                         f"{r.lower_bound} ({_pct(r.pool_bytes, r.lower_bound)})",
-                         str(r.greedy_pool_bytes), r.content_hash])
+                         str(r.lower_bound), _quality(r.quality), str(r.greedy_pool_bytes),
+                         r.content_hash])
         widths = [max(len(x[i]) for x in [header, *rows]) for i in range(len(header))]
         lines += ["", *("  ".join(c.ljust(w) for c, w in zip(x, widths, strict=True)).rstrip()
                         for x in [header, *rows])]
+        rated = [r.quality for r in a.regions if r.quality is not None]
+        if rated:
+            lines.append(f"planner quality (pool / live-bytes lower bound): worst "
+                         f"{max(rated):.3f}, mean {sum(rated) / len(rated):.3f} over "
+                         f"{len(rated)} regions")
     d = a.dag
     if d:
         lines += ["", f"dag: {d['nodes']} region nodes, {d['distinct_merkle_hashes']} distinct "
@@ -93,7 +98,8 @@ def add_parser(sub) -> None:
         description="Load a .crtrace, feed its ops to the iteration detector, and build, plan "
                     "and hash every completed iteration the way the background thread does "
                     "(chapter 6). Reports the iteration boundaries; per region its ops, edges "
-                    "by kind, slots, the pool against the live-bytes lower bound and a "
+                    "by kind, slots, the pool against the live-bytes lower bound (the planner's "
+                    "quality, pool / bound) and a "
                     "greedy-by-size planner (an extension, for comparison), its content and "
                     "Merkle hashes; and the DAG the regions form with the kernel cache they "
                     "fill. Consecutive identical regions are shown as one row.")

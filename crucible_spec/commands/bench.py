@@ -4,9 +4,8 @@ from __future__ import annotations
 
 import argparse
 import json
-from pathlib import Path
 
-from .common import Progress, select_ops
+from .common import Progress, select_ops, write_output
 
 
 def _sizes(text: str) -> list[int]:
@@ -27,12 +26,17 @@ def run(args: argparse.Namespace) -> int:
     backends = args.impl or ["numba", "cupy"]
     progress = Progress()
     rows = bench.run(ops, args.sizes, backends, args.ref_max, args.repeat, args.seed, progress)
+    planned = any(op.name == "plan.compute" for op in ops) and "numba" in backends
+    quality = bench.plan_quality(args.quality_sizes, args.seed, progress) if planned else []
     progress.done()
     device = {b: device_of(b) for b in backends}
     print("devices: " + "; ".join(f"{b}: {d}" for b, d in device.items()))
     print(bench.render(rows, backends))
+    if quality:
+        print(bench.render_quality(quality))
     if args.json:
-        Path(args.json).write_text(json.dumps(bench.as_json(rows, device), indent=2) + "\n")
+        text = json.dumps(bench.as_json(rows, device, quality), indent=2) + "\n"
+        write_output(args.json, text.encode(), force=True)
         print(f"json: {args.json}")
     return 1 if any(r.mismatch for r in rows) else 0
 
@@ -55,7 +59,10 @@ def add_parser(sub) -> None:
                     "Fast results are checked against the reference wherever it ran (exit 1 "
                     "on a mismatch). Some ops also time baselines that produce as many bytes "
                     "(philox.offset: numba's raw Philox4x32 stream, numpy's Philox4x64 "
-                    "random_raw, a plain memory copy), shown in GB/s and M u32/s.")
+                    "random_raw, a plain memory copy), shown in GB/s and M u32/s. With "
+                    "plan.compute and numba, a planner-quality table follows: on n scattered "
+                    "slots (the E10.1 witness's generator), the pool of the spec's free list and "
+                    "of the seed's against the live-bytes lower bound.")
     p.add_argument("--ops", nargs="*", metavar="GLOB", help="ops to time (default: all)")
     p.add_argument("--sizes", type=_sizes, default=[1_000, 10_000, 100_000],
                    help="comma-separated sizes: items per batch, or ops per trace (default "
@@ -68,5 +75,8 @@ def add_parser(sub) -> None:
                    help="kernel timings: best of N, fewer once the runs took a second "
                         "(default 3; the reference runs once)")
     p.add_argument("--seed", type=int, default=0, help="input generator seed")
+    p.add_argument("--quality-sizes", type=_sizes, default=[1_000, 10_000, 100_000],
+                   help="slot counts of the planner-quality table (default 1000,10000,100000; "
+                        "1e6 adds about 15 s)")
     p.add_argument("--json", metavar="FILE", help="also write the results as JSON")
     p.set_defaults(func=run)

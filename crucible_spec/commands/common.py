@@ -1,9 +1,13 @@
-"""Helpers shared by the subcommands: usage errors, profile and op selection, progress."""
+"""Helpers shared by the subcommands: usage errors, profile and op selection, progress, and
+writing a user-named output file whole or not at all."""
 
 from __future__ import annotations
 
+import contextlib
 import fnmatch
+import os
 import sys
+import tempfile
 from pathlib import Path
 
 STATE_DIR = Path(".crucible-spec")
@@ -46,3 +50,35 @@ class Progress:
     def done(self) -> None:
         if self.tty:
             print("\r".ljust(72) + "\r", end="", file=sys.stderr, flush=True)
+
+
+def check_output(path: str | Path, force: bool) -> None:
+    """Refuse an output path that is a directory, or an existing file unless `force`."""
+    target = Path(path)
+    if target.is_dir():
+        raise UsageError(f"{target} is a directory, not an output file")
+    if target.exists() and not force:
+        raise UsageError(f"{target} exists; pass --force to replace it")
+
+
+def write_output(path: str | Path, data: bytes, force: bool) -> None:
+    """Write `data` to `path` through a temporary file in the same directory, renamed over the
+    path once complete, so a reader sees the old file or the new one, never a part; an
+    existing file is replaced only when `force`."""
+    check_output(path, force)
+    target = Path(path)
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp",
+                                   dir=target.parent)
+    except OSError as e:
+        raise UsageError(f"cannot write {target}: {e.strerror or e}") from None
+    try:
+        with os.fdopen(fd, "wb") as out:
+            out.write(data)
+            out.flush()
+            os.fsync(out.fileno())
+        os.replace(tmp, target)
+    except OSError as e:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise UsageError(f"cannot write {target}: {e.strerror or e}") from None

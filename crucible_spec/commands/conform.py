@@ -10,7 +10,7 @@ import sys
 import time
 from pathlib import Path
 
-from .common import Progress, UsageError, profile_errata, select_ops
+from .common import Progress, UsageError, profile_errata, select_ops, write_output
 
 
 def _xfail(path: str | None):
@@ -85,7 +85,8 @@ def run(args: argparse.Namespace) -> int:
     if args.report:
         document = report_card.card(command, args.profile, manifest, greeting, results, events,
                                     args.fuzz)
-        Path(args.report).write_text(json.dumps(document, indent=2, sort_keys=True) + "\n")
+        text = json.dumps(document, indent=2, sort_keys=True) + "\n"
+        write_output(args.report, text.encode(), force=True)
         print(f"report card: {args.report}")
     return 0 if report_card.totals(results)["failed"] == 0 else 1
 

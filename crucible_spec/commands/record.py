@@ -4,9 +4,8 @@ from __future__ import annotations
 
 import argparse
 import importlib
-from pathlib import Path
 
-from .common import Progress, UsageError
+from .common import Progress, UsageError, check_output, write_output
 
 
 def _positive(text: str) -> int:
@@ -20,6 +19,7 @@ def _positive(text: str) -> int:
 
 
 def run(args: argparse.Namespace) -> int:
+    check_output(args.output, args.force)
     try:
         importlib.import_module("torch")
     except ImportError:
@@ -36,10 +36,7 @@ def run(args: argparse.Namespace) -> int:
     finally:
         progress.done()
     data = write_crtrace(trace)
-    try:
-        Path(args.output).write_bytes(data)
-    except OSError as e:
-        raise UsageError(f"cannot write {args.output}: {e.strerror or e}") from None
+    write_output(args.output, data, args.force)
     print(f"recorded {args.iterations} iterations of {args.script}: {len(trace.entries)} ops, "
           f"{len(trace.metas)} metas, {len(trace.names)} names, {len(data)} bytes -> "
           f"{args.output}")
@@ -56,7 +53,9 @@ def add_parser(sub) -> None:
                     "defines `model` (an nn.Module, or a list or dict of modules) and step() "
                     "(one iteration); setup(), if defined, runs once first, unrecorded.")
     p.add_argument("script", metavar="SCRIPT_OR_MODULE", help="a .py file or a module name")
-    p.add_argument("-o", "--output", required=True, metavar="PATH", help="the .crtrace to write")
+    p.add_argument("-o", "--output", required=True, metavar="PATH",
+                   help="the .crtrace to write (an existing file is kept unless --force)")
+    p.add_argument("--force", action="store_true", help="replace an existing output file")
     p.add_argument("--iterations", type=_positive, default=3,
                    help="steps to record back to back (default 3: iteration detection needs "
                         "two full iterations plus a few ops)")

@@ -4,9 +4,8 @@ from __future__ import annotations
 
 import argparse
 import math
-from pathlib import Path
 
-from .common import UsageError
+from .common import UsageError, check_output, write_output
 
 
 def count(text: str, what: str, least: int) -> int:
@@ -39,12 +38,10 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError(f"--shape: {args.shape!r} is not one of {', '.join(SHAPES)}")
     num_ops = count(args.ops, "--ops", 1)
     seed = count(args.seed, "--seed", 0)
+    check_output(args.output, args.force)
     trace = synthetic_trace(num_ops, args.shape, seed, args.fresh_storages)
     data = write_crtrace(trace)
-    try:
-        Path(args.output).write_bytes(data)
-    except OSError as e:
-        raise UsageError(f"cannot write {args.output}: {e.strerror or e}") from None
+    write_output(args.output, data, args.force)
     length = iteration_length(args.shape, seed)
     print(f"synthesized {args.shape} (seed {seed}): "
           f"{summary(num_ops, length, len(trace.metas), len(data))} -> {args.output}")
@@ -73,5 +70,6 @@ def add_parser(sub) -> None:
                    help="give each iteration's activations new addresses (as 'crucible-spec "
                         "record' remaps storages) instead of reusing the first iteration's")
     p.add_argument("-o", "--output", required=True, metavar="FILE.crtrace",
-                   help="the .crtrace to write")
+                   help="the .crtrace to write (an existing file is kept unless --force)")
+    p.add_argument("--force", action="store_true", help="replace an existing output file")
     p.set_defaults(func=run)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import sys
 from pathlib import Path
 
 from .common import Progress, profile_errata
@@ -26,6 +27,9 @@ def run_generate(args: argparse.Namespace) -> int:
         progress.done()
         total = sum(f["count"] for f in manifest["files"].values())
         print(f"{profile}: {len(manifest['files'])} ops, {total} cases -> {root / profile}")
+        for kept in vectors.unlisted(root / profile, manifest["files"]):
+            print(f"kept {kept}: not ours (the directory held no manifest before)",
+                  file=sys.stderr)
     return 0
 
 
@@ -53,7 +57,10 @@ def add_parser(sub) -> None:
                         description="Write every registered op's vectors: golden values of the "
                                     "real Crucible, edge cases, invalid inputs and seeded "
                                     "hypothesis draws. Two runs give byte-identical files.")
-    g.add_argument("--out", metavar="DIR", help="root directory (default: the bundled suite)")
+    g.add_argument("--out", metavar="DIR", help="root directory (default: the bundled suite); "
+                                                "files no op writes are deleted only from "
+                                                "DIR/<profile> when it is new or holds a "
+                                                "manifest")
     g.add_argument("--profile", action="append", help="profile (repeatable; default: all "
                                                       "that differ)")
     g.add_argument("--count", type=int, default=32, help="generated cases per op (default 32)")

@@ -210,11 +210,11 @@ def build_and_plan(prepared: list[tuple]) -> list[tuple]:
     for _, _, a, errata, cap in prepared:
         b = build_arrays(a, errata, cap)
         out.append((b, *plan_arrays(b.slots[:, 0].astype(np.uint64), b.slots[:, 1],
-                                    b.slots[:, 2], b.slots[:, 3].astype(np.bool_))))
+                                    b.slots[:, 2], b.slots[:, 3].astype(np.bool_), errata)))
     return out
 
 
-@kernel("trace.build", "numba", models=(E6_1, E6_4, E6_5, E8_3, "E8.4"))
+@kernel("trace.build", "numba", models=(E6_1, E6_4, E6_5, E8_3, "E8.4", "E10.1"))
 def build_batch(ops, kernels, errata):
     prepared = prepare_build(ops, kernels, errata)
     rows = []

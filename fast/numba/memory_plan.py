@@ -1,12 +1,15 @@
 """numba kernel for the memory planner: the same sweep over ops, with the free list, the
-direct-reuse windows and the buckets kept in arrays."""
+direct-reuse windows and the buckets kept in arrays. The free list is the spec's (every block,
+address-ordered, merged with its neighbours) or, under E10.1, the seed's (unordered, capped,
+never merged)."""
 
 from __future__ import annotations
 
 import numpy as np
 from numba import njit
 
-from ...spec.memory_plan import DIRECT_REUSE_WINDOW, FREE_LIST_CAP, plan_slots
+from ...spec.errata import NO_ERRATA
+from ...spec.memory_plan import DIRECT_REUSE_WINDOW, E10_1, FREE_LIST_CAP, plan_slots
 from ...spec.registry import kernel
 
 W = DIRECT_REUSE_WINDOW
@@ -19,6 +22,7 @@ def _a256(n):
 
 @njit(cache=True)
 def _push(free_off, free_size, count, offset, size):
+    """E10.1: append unless the list is full."""
     if count < free_off.size:
         free_off[count] = offset
         free_size[count] = size
@@ -27,15 +31,78 @@ def _push(free_off, free_size, count, offset, size):
 
 
 @njit(cache=True)
-def plan_into(nbytes, birth, death, internal, offsets):
+def _coalesce(free_off, free_size, count, offset, size):
+    """Free [offset, offset + size) into the address-ordered list, merged with its free
+    neighbours; returns the new count."""
+    if size == 0:
+        return count
+    k = np.searchsorted(free_off[:count], offset)
+    start = offset
+    end = offset + size
+    after = k < count and free_off[k] == end
+    before = k > 0 and free_off[k - 1] + free_size[k - 1] == start
+    if before and after:
+        free_size[k - 1] = free_off[k] + free_size[k] - free_off[k - 1]
+        free_off[k:count - 1] = free_off[k + 1:count].copy()
+        free_size[k:count - 1] = free_size[k + 1:count].copy()
+        return count - 1
+    if before:
+        free_size[k - 1] += size
+        return count
+    if after:
+        free_off[k] = start
+        free_size[k] += size
+        return count
+    free_off[k + 1:count + 1] = free_off[k:count].copy()
+    free_size[k + 1:count + 1] = free_size[k:count].copy()
+    free_off[k] = start
+    free_size[k] = size
+    return count + 1
+
+
+@njit(cache=True)
+def _release(free_off, free_size, count, offset, size, seed):
+    if seed:
+        return _push(free_off, free_size, count, offset, size)
+    return _coalesce(free_off, free_size, count, offset, size)
+
+
+@njit(cache=True)
+def _fit(free_off, free_size, count, size, pool, seed):
+    """(offset, count, pool): first fit in list order (E10.1: swap-remove of an entry taken
+    whole) or, by address, with the block that ends the pool grown past it."""
+    for k in range(count):
+        if free_size[k] >= size:
+            offset = free_off[k]
+            if free_size[k] != size:
+                free_off[k] += size
+                free_size[k] -= size
+            elif seed:
+                count -= 1
+                free_off[k] = free_off[count]
+                free_size[k] = free_size[count]
+            else:
+                free_off[k:count - 1] = free_off[k + 1:count].copy()
+                free_size[k:count - 1] = free_size[k + 1:count].copy()
+                count -= 1
+            return offset, count, pool
+    if not seed and count > 0 and free_off[count - 1] + free_size[count - 1] == pool:
+        offset = free_off[count - 1]
+        return offset, count - 1, offset + size
+    return pool, count, pool + size
+
+
+@njit(cache=True)
+def plan_into(nbytes, birth, death, internal, offsets, seed):
     """Offsets of every internal slot (externals untouched); returns the pool size."""
     idx = np.nonzero(internal)[0]
     if idx.size == 0:
         return np.uint64(0)
     by_birth = idx[np.argsort(birth[idx], kind="mergesort")]
     by_free = idx[np.argsort(death[idx] + 1, kind="mergesort")]
-    free_off = np.zeros(FREE_LIST_CAP, dtype=np.uint64)
-    free_size = np.zeros(FREE_LIST_CAP, dtype=np.uint64)
+    cap = FREE_LIST_CAP if seed else idx.size + 1
+    free_off = np.zeros(cap, dtype=np.uint64)
+    free_size = np.zeros(cap, dtype=np.uint64)
     count = 0
     pool = np.uint64(0)
     used = np.full(nbytes.size, -1, dtype=np.int64)  # the step that used a slot
@@ -69,40 +136,26 @@ def plan_into(nbytes, birth, death, internal, offsets):
                     used[b] = step
                     used[best] = step
                     if waste > 0:
-                        count = _push(free_off, free_size, count, offsets[best] + size, waste)
+                        count = _release(free_off, free_size, count, offsets[best] + size,
+                                         waste, seed)
         for dk in range(d0, j):  # b. free the rest of the dying slots
             d = by_free[dk]
             if used[d] != step:
-                count = _push(free_off, free_size, count, offsets[d], _a256(nbytes[d]))
+                count = _release(free_off, free_size, count, offsets[d], _a256(nbytes[d]),
+                                 seed)
         for bk in range(b0, i):  # c. first fit, else the end of the pool
             b = by_birth[bk]
-            if used[b] == step:
-                continue
-            size = _a256(nbytes[b])
-            placed = False
-            for k in range(count):
-                if free_size[k] >= size:
-                    offsets[b] = free_off[k]
-                    if free_size[k] == size:
-                        count -= 1
-                        free_off[k] = free_off[count]
-                        free_size[k] = free_size[count]
-                    else:
-                        free_off[k] += size
-                        free_size[k] -= size
-                    placed = True
-                    break
-            if not placed:
-                offsets[b] = pool
-                pool += size
+            if used[b] != step:
+                offsets[b], count, pool = _fit(free_off, free_size, count, _a256(nbytes[b]),
+                                               pool, seed)
     return pool
 
 
-def plan_arrays(nbytes, birth, death, external):
+def plan_arrays(nbytes, birth, death, external, errata=NO_ERRATA):
     """(offsets, pool bytes) of slots given as arrays."""
     offsets = np.zeros(nbytes.size, dtype=np.uint64)
     pool = plan_into(nbytes.astype(np.uint64), birth.astype(np.int64), death.astype(np.int64),
-                     ~external.astype(np.bool_), offsets)
+                     ~external.astype(np.bool_), offsets, E10_1 in errata)
     return offsets, int(pool)
 
 
@@ -114,25 +167,26 @@ def slot_arrays(slots) -> list[np.ndarray]:
              ("is_external", np.bool_))]
 
 
-def plan_one(slots) -> dict:
+def plan_one(slots, errata=NO_ERRATA) -> dict:
     arrays = slot_arrays(slots)
-    offsets, pool = plan_arrays(*arrays)
+    offsets, pool = plan_arrays(*arrays, errata)
     return {"offsets": offsets.tolist(), "pool_bytes": pool, "num_slots": len(arrays[0]),
             "num_external": int(arrays[3].sum())}
 
 
-@kernel("plan.compute", "numba")
-def plan_batch(slots):
-    rows = [plan_one(s) for s in slots]
+@kernel("plan.compute", "numba", models=(E10_1,))
+def plan_batch(slots, errata=NO_ERRATA):
+    rows = [plan_one(s, errata) for s in slots]
     return {"offsets": [r["offsets"] for r in rows]} | {
         k: np.array([r[k] for r in rows], dtype=np.uint64)
         for k in ("pool_bytes", "num_slots", "num_external")}
 
 
-def plan_core(prepared: list[list[np.ndarray]]) -> list[tuple[np.ndarray, int]]:
+def plan_core(prepared: list[tuple[list[np.ndarray], frozenset[str]]]
+              ) -> list[tuple[np.ndarray, int]]:
     """The planner over each slot set's arrays."""
-    return [plan_arrays(*a) for a in prepared]
+    return [plan_arrays(*a, errata) for a, errata in prepared]
 
 
-plan_batch.prepare = lambda slots: [slot_arrays(s) for s in slots]
+plan_batch.prepare = lambda slots, errata=NO_ERRATA: [(slot_arrays(s), errata) for s in slots]
 plan_batch.core = plan_core

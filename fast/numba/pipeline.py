@@ -60,7 +60,7 @@ def run_arrays(a: TraceArrays, errata: frozenset[str] = frozenset(),
         built = build_arrays(part, errata, cap if E6_5 in errata else -1)
         s = built.slots
         offsets, pool = plan_arrays(s[:, 0].astype(np.uint64), s[:, 1], s[:, 2],
-                                    s[:, 3].astype(np.bool_))
+                                    s[:, 3].astype(np.bool_), errata)
         run.regions.append(FastRegion(w, built, offsets, pool if s.shape[0] else 0))
         if progress:
             progress(w.start + w.count, a.schema.size)
@@ -73,7 +73,8 @@ def region_wire(r: FastRegion) -> dict:
                           int(b.slots.shape[0]), r.num_external, r.pool_bytes)
 
 
-@kernel("pipeline.run", "numba", models=("E6.1", "E6.4", E6_5, E7_1, "E8.3", "E8.4"))
+@kernel("pipeline.run", "numba", models=("E6.1", "E6.4", E6_5, E7_1, "E8.3", "E8.4",
+                                        "E10.1"))
 def pipeline_batch(ops, kernels, errata: frozenset[str] = frozenset()):
     rows = []
     for wire_ops in ops:

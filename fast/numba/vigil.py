@@ -32,7 +32,7 @@ EVENTS = {EV_PUBLISHED: "published", EV_ALIGNED: "aligned", EV_SWITCHED: "switch
 ITEM_KINDS = {"rollback": 2, "persist": 3, "load": 4}
 """Stream item kinds: 0 an op, 1 a publish, then the API calls; a call's event is kind + 4."""
 FLAG_E11_2, FLAG_E11_3, FLAG_E11_5, FLAG_E18_9, FLAG_E11_6 = 0, 1, 2, 3, 4
-PIPELINE_ERRATA = ("E6.1", "E6.4", "E6.5", "E7.1", "E8.3", "E8.4")
+PIPELINE_ERRATA = ("E6.1", "E6.4", "E6.5", "E7.1", "E8.3", "E8.4", "E10.1")
 """Errata of the pipeline that builds regions from recordings: the spec's parse applies them."""
 
 
