@@ -17,8 +17,9 @@ import numpy as np
 
 from .spec.build_trace import TraceGraph
 from .spec.crtrace import parse_crtrace
+from .spec.errors import InvalidInput
 from .spec.kernel_cache import KernelCache, cache_insert, cache_lookup
-from .spec.memory_plan import PlanSlot, greedy_by_size, live_lower_bound
+from .spec.memory_plan import PlanSlot, align256, greedy_by_size, live_lower_bound
 from .spec.merkle_dag import chained
 from .spec.pipeline import Window, plan_slots_of, recorded_of, run_pipeline
 from .spec.trace_graph import EdgeKind
@@ -154,11 +155,22 @@ def dag_summary(regions: list[RegionReport]) -> dict:
             "steady_state": len(last) == 2 and last[0] == last[1]}
 
 
+def check_pool_fits(k: int, slots: np.ndarray) -> None:
+    """A region whose internal slots, each rounded up to 256 bytes, total 2^64 bytes or more
+    may need a pool past the u64 pool_bytes; such a trace is rejected, not wrapped."""
+    total = sum(align256(int(n)) for n, _, _, external in slots.tolist() if not external)
+    if total >= 1 << 64:
+        raise InvalidInput(f"region {k}: its internal slots total {total} bytes; a pool holds "
+                           f"less than 2^64")
+
+
 def analyze(data: bytes, *, file: str, profile: str, errata: frozenset[str],
             impl: str = "numba", progress: Progress = lambda done, total: None) -> Analysis:
     """Run the pipeline over a .crtrace image and report on every region."""
     run = numba_facts if impl == "numba" else reference_facts
     facts, boundaries, skipped, retained, (n_ops, n_metas, n_names) = run(data, errata, progress)
+    for k, f in enumerate(facts):
+        check_pool_fits(k, f.slots)
     cache: dict[bytes, tuple[int, int]] = {}
     regions = [report_region(k, f, cache) for k, f in enumerate(facts)]
     lengths = [b - a for a, b in pairwise(boundaries)]

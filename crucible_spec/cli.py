@@ -11,6 +11,7 @@ from .commands import (
     bench,
     conform,
     errata,
+    fuzz,
     lean_coverage,
     mutate,
     ops,
@@ -24,7 +25,7 @@ from .commands import (
 from .commands.common import UsageError
 
 COMMANDS = (ops, prove, mutate, serve, conform, vectors, errata, oracle, bench, record, analyze,
-            synth, lean_coverage)
+            synth, lean_coverage, fuzz)
 
 
 def build_parser() -> argparse.ArgumentParser:

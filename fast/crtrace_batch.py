@@ -18,6 +18,7 @@ from ..spec.crtrace import (
     check_meta_total,
     check_names,
     check_parallel,
+    check_writable_meta,
     frame,
     header,
     meta_starts_of,
@@ -32,7 +33,8 @@ from ..spec.tensor_meta import TENSOR_META
 from ..spec.trace_ring import ENTRY
 from .layout_batch import leaf_table
 from .layout_columns import decode_columns, encode_columns
-from .trace_file import meta_bytes
+from .trace_file import META as META_DTYPE
+from .trace_file import meta_bytes, suspects
 
 REC = TRACE_OP_RECORD.size
 META = TENSOR_META.size
@@ -51,11 +53,11 @@ def _rows_hex(matrix: np.ndarray) -> list[str]:
 def decode_one(data: bytes, convert: Convert, gather) -> dict:
     f = frame(data)
     names = parse_names(data, f.meta_end)
+    metas = meta_bytes(data, f)
     records = np.frombuffer(data, np.uint8, count=REC * f.num_ops,
                             offset=HEADER_SIZE).reshape(f.num_ops, REC)
     entries, tensors, scope, callsite = convert(records)
     check_meta_total(int(tensors.sum()), f.num_metas, frozenset())
-    metas = meta_bytes(data, f.meta_start, f.meta_size, f.num_metas)
     table = leaf_table(TENSOR_META)
     return {
         "num_ops": f.num_ops, "num_metas": f.num_metas, "entries": _rows_hex(entries),
@@ -87,6 +89,8 @@ def encode_one(args: dict, restore: Restore, scatter) -> bytes:
     check_names(names)
     table = leaf_table(TENSOR_META)
     metas = scatter(encode_columns(TENSOR_META, args["metas"]), table.offsets, table.sizes, META)
+    for k in np.flatnonzero(suspects(metas.view(META_DTYPE).reshape(len(metas)))):
+        check_writable_meta(int(k), TENSOR_META.unpack(metas[k].tobytes()))
     records = restore(entries, np.array(args["scope_hashes"], dtype=np.uint64),
                       np.array(args["callsite_hashes"], dtype=np.uint64))
     return (header(n, len(args["metas"])) + records.tobytes() + metas.tobytes()

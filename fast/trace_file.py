@@ -1,39 +1,72 @@
 """A .crtrace image straight into TraceArrays: the spec frames the file and reads its names;
-op records and metas are read as numpy record arrays, with no per-op Python."""
+op records and metas are read as numpy record arrays, with no per-op Python. The metas are
+checked by the spec itself (read_meta), on the rows a vectorised screen cannot clear."""
 
 from __future__ import annotations
 
 import numpy as np
 
 from ..spec.crtrace import (
+    DEFAULT_META,
     E18_2,
     HEADER_SIZE,
+    SCALAR_ORDINALS,
     TRACE_OP_RECORD,
+    Frame,
     check_meta_total,
     frame,
     parse_names,
+    read_meta,
 )
 from ..spec.errata import NO_ERRATA
-from ..spec.tensor_meta import TENSOR_META
+from ..spec.pipeline import metas_past_end
+from ..spec.tensor_meta import MAX_DIMS, TENSOR_META
 from ..spec.trace_ring import MAX_SCALARS
 from .trace_arrays import TraceArrays, storage_nbytes
 
 RECORD = TRACE_OP_RECORD.np_dtype()
 META = TENSOR_META.np_dtype()
-DEFAULT_META = np.frombuffer(TENSOR_META.pack(TENSOR_META.default_values()), dtype=np.uint8)
+DEFAULT_ROW = np.frombuffer(DEFAULT_META, dtype=np.uint8)
+SCALAR_BYTES = np.zeros(256, dtype=np.bool_)
+"""Which dtype bytes are ScalarType ordinals."""
+SCALAR_BYTES[[t & 0xFF for t in SCALAR_ORDINALS]] = True
+SMALL = 1 << 27
+"""Used sizes and strides in [0, 2^27) and (-2^27, 2^27): 8 extents under 2^54 each give a
+span under 2^58 elements of at most 16 bytes, so it fits int64."""
 
 
-def meta_bytes(data: bytes, start: int, size: int, count: int) -> np.ndarray:
-    """The metas as full TensorMeta byte rows; a short record is a prefix of a default meta."""
-    raw = np.empty((count, TENSOR_META.size), dtype=np.uint8)
-    raw[:] = DEFAULT_META
-    raw[:, :size] = np.frombuffer(data, np.uint8, count=size * count,
-                                  offset=start).reshape(count, size)
+def meta_bytes(data: bytes, f: Frame) -> np.ndarray:
+    """The metas as full TensorMeta byte rows (a short record is a prefix of a default meta),
+    each one the spec accepts (check_metas)."""
+    raw = np.empty((f.num_metas, TENSOR_META.size), dtype=np.uint8)
+    raw[:] = DEFAULT_ROW
+    raw[:, :f.meta_size] = np.frombuffer(data, np.uint8, count=f.meta_size * f.num_metas,
+                                         offset=f.meta_start).reshape(f.num_metas, f.meta_size)
+    check_metas(raw, f)
     return raw
 
 
-def _metas(data: bytes, start: int, size: int, count: int) -> np.ndarray:
-    return meta_bytes(data, start, size, count).view(META).reshape(count)
+def suspects(m: np.ndarray) -> np.ndarray:
+    """Metas the spec might reject: a bool byte over 1, ndim over 8, a dtype byte that is no
+    ScalarType, or a used size or stride outside the SMALL range. Every other meta passes
+    read_meta, so this is a superset of the rejected ones."""
+    ndim = m["ndim"]
+    used = np.arange(MAX_DIMS)[None, :] < np.minimum(ndim, MAX_DIMS)[:, None]
+    sizes, strides = m["sizes"], m["strides"]
+    large = used & ((sizes < 0) | (sizes >= SMALL) | (strides <= -SMALL) | (strides >= SMALL))
+    return ((m["requires_grad"] > 1) | (ndim > MAX_DIMS) | ~SCALAR_BYTES[m["dtype"].view(np.uint8)]
+            | large.any(axis=1))
+
+
+def check_metas(raw: np.ndarray, f: Frame) -> None:
+    """The spec's read_meta on every suspect row, in order: the first meta it rejects and the
+    error are the spec loader's."""
+    for k in np.flatnonzero(suspects(raw.view(META).reshape(f.num_metas))).tolist():
+        read_meta(raw[k].tobytes(), f.meta_start + k * f.meta_size, k)
+
+
+def _metas(data: bytes, f: Frame) -> np.ndarray:
+    return meta_bytes(data, f).view(META).reshape(f.num_metas)
 
 
 def load_arrays(data: bytes, errata: frozenset[str] = NO_ERRATA
@@ -42,20 +75,24 @@ def load_arrays(data: bytes, errata: frozenset[str] = NO_ERRATA
     loader reads them (same checks, same errors)."""
     f = frame(data, errata)
     names = parse_names(data, f.meta_end)
+    m = _metas(data, f)
     rec = np.frombuffer(data, RECORD, count=f.num_ops, offset=HEADER_SIZE)
     n_in = rec["num_inputs"].astype(np.int64)
     n_out = rec["num_outputs"].astype(np.int64)
     tensors = n_in + n_out
     if E18_2 in errata:
         tensors &= 0xFFFF
-    check_meta_total(int(tensors.sum()), f.num_metas, errata)
-    ends = np.cumsum(tensors)
-    meta_start = np.where(tensors > 0, ends - tensors, -1)
+    used = int(tensors.sum())
+    check_meta_total(used, f.num_metas, errata)
+    meta_start = np.where(tensors > 0, np.cumsum(tensors) - tensors, -1)
+    past = np.flatnonzero((meta_start >= 0) & (meta_start + n_in + n_out > f.num_metas))
+    if past.size:  # E18.4: as recorded_of, never a read past the metas
+        i = int(past[0])
+        raise metas_past_end(i, int(n_in[i] + n_out[i]), int(meta_start[i]), f.num_metas)
     nsc = np.minimum(rec["num_scalars"].astype(np.int64), MAX_SCALARS)
     scalar_off = np.zeros(f.num_ops + 1, dtype=np.int64)
     np.cumsum(nsc, out=scalar_off[1:])
     keep = np.arange(MAX_SCALARS)[None, :] < nsc[:, None]
-    m = _metas(data, f.meta_start, f.meta_size, f.num_metas)
     ndim = m["ndim"].astype(np.int64)
     dtype = m["dtype"].astype(np.int64)
     sizes, strides = m["sizes"].astype(np.uint64), m["strides"].astype(np.uint64)

@@ -5,7 +5,9 @@ u32); num_ops 80-byte op records; num_metas TensorMeta records (168 bytes; legac
 160 or 144, read as a prefix of a default TensorMeta); an optional name table (count u32, then
 per name: hash u64, length u16 in 1..256, the bytes). Loading gives one TraceRing::Entry per
 record, its MetaLog start (a running cursor over the ops' inputs then outputs; none for an op
-without tensors), and its scope and callsite hashes.
+without tensors), and its scope and callsite hashes. A meta must describe a tensor the
+pipeline can read: bools 0 or 1, at most 8 dimensions, a ScalarType, and a storage span that
+fits int64 (meta_problem); the real loader checks none of these.
 """
 
 from __future__ import annotations
@@ -17,9 +19,15 @@ from dataclasses import dataclass, field
 from .errata import NO_ERRATA, erratum
 from .errors import InvalidInput, at_offset
 from .layout import Member, array, hash64, i64, struct, u8, u16
-from .tensor_meta import TENSOR_META
+from .tensor_meta import (
+    I64_MAX,
+    MAX_DIMS,
+    TENSOR_META,
+    check_storage_args,
+    compute_storage_nbytes,
+)
 from .trace_ring import MAX_SCALARS
-from .types import NONE32
+from .types import NONE32, ScalarType
 
 MAGIC = b"CRTR"
 VERSION = 1
@@ -29,6 +37,8 @@ META_RECORD_SIZES = (168, 160, 144)
 NAME_TABLE_CAP = 512
 """A table claiming more names than the schema table holds is ignored."""
 NAME_MAX = 256
+DEFAULT_META = TENSOR_META.pack(TENSOR_META.default_values())
+SCALAR_ORDINALS = frozenset(int(t) for t in ScalarType)
 
 TRACE_OP_RECORD = struct("TraceOpRecord", [
     Member("schema_hash", hash64),
@@ -183,11 +193,10 @@ def parse_crtrace(data: bytes, errata: frozenset[str] = NO_ERRATA) -> LoadedTrac
     """Load a .crtrace image: frame it, read the names and metas, make one entry per record."""
     f = frame(data, errata)  # 1-3
     trace = LoadedTrace(names=parse_names(data, f.meta_end))  # 4. names
-    default = TENSOR_META.pack(TENSOR_META.default_values())
     for k in range(f.num_metas):  # 5. metas: a short record is a prefix of a default meta
         at = f.meta_start + k * f.meta_size
-        image = data[at : at + f.meta_size] + default[f.meta_size:]
-        trace.metas.append(_unpack(TENSOR_META, image, at, f"meta {k}"))
+        trace.metas.append(read_meta(data[at : at + f.meta_size] + DEFAULT_META[f.meta_size:],
+                                     at, k))
     tensors = []
     for i in range(f.num_ops):  # 6. one ring entry per record
         at = HEADER_SIZE + i * TRACE_OP_RECORD.size
@@ -200,6 +209,35 @@ def parse_crtrace(data: bytes, errata: frozenset[str] = NO_ERRATA) -> LoadedTrac
     trace.meta_starts = meta_starts_of(tensors)  # 7. meta starts
     check_meta_total(sum(tensors), f.num_metas, errata)
     return trace
+
+
+def meta_problem(m: dict) -> str | None:
+    """What a loaded TensorMeta may not hold, the first of: ndim over 8, a dtype that is no
+    ScalarType ordinal, used sizes and strides outside meta.storage_nbytes's domain (a
+    negative size, an extent past int64), or a storage span past int64 (the pipeline's)."""
+    ndim = m["ndim"]
+    if ndim > MAX_DIMS:
+        return f"ndim {ndim} > {MAX_DIMS}"
+    if m["dtype"] not in SCALAR_ORDINALS:
+        return f"dtype {m['dtype']} is not a ScalarType ordinal"
+    view = {"sizes": m["sizes"][:ndim], "strides": m["strides"][:ndim], "dtype": m["dtype"]}
+    try:
+        check_storage_args(view)
+    except InvalidInput as e:
+        return f"sizes and strides outside compute_storage_nbytes's domain ({e.message})"
+    if compute_storage_nbytes(**view) > I64_MAX:
+        return "the storage span does not fit int64"
+    return None
+
+
+def read_meta(image: bytes, at: int, k: int) -> dict:
+    """Meta k, a full 168-byte image read at offset `at`: its fields, or invalid_input naming
+    the offset (a bool byte other than 0 or 1, or a meta_problem)."""
+    m = _unpack(TENSOR_META, image, at, f"meta {k}")
+    problem = meta_problem(m)
+    if problem is not None:
+        raise at_offset(at, f"meta {k}", problem)
+    return m
 
 
 def _unpack(s, image: bytes, at: int, what: str) -> dict:
@@ -282,21 +320,29 @@ def write_crtrace(t: LoadedTrace) -> bytes:
             "num_outputs": e["num_outputs"], "num_scalars": e["num_scalar_args"],
             "grad_enabled": int(e["grad_enabled"]), "inference_mode": e["op_flags"],
         })
-    for m in t.metas:
+    for k, m in enumerate(t.metas):
+        check_writable_meta(k, m)
         out += TENSOR_META.pack(m)
     return bytes(out + name_table(t.names))
+
+
+def check_writable_meta(k: int, m: dict) -> None:
+    """A file holds only metas a loader accepts (meta_problem)."""
+    problem = meta_problem(m)
+    if problem is not None:
+        raise InvalidInput(f"args.metas[{k}]: {problem}")
 
 
 _SEED = "crucible@8d2680a2"
 _LOADER = "include/crucible/TraceLoader.h load_trace"
 
-_ONE_INPUT_RECORD = "00" * 72 + "0100" + "0000" + "0000" + "00" + "00"
+ONE_INPUT_RECORD = "00" * 72 + "0100" + "0000" + "0000" + "00" + "00"
 """An op record with one input and nothing else."""
 
 erratum(
     E18_1, "The meta record size is guessed from a length that includes the name table",
     seed=_SEED, location=_LOADER, ops=("crtrace.decode",),
-    witness={"args": {"hex": "43525452" "01000000" "01000000" "01000000" + _ONE_INPUT_RECORD
+    witness={"args": {"hex": "43525452" "01000000" "01000000" "01000000" + ONE_INPUT_RECORD
                       + "00" * 136 + "0206" + "00" * 22  # one 160-byte meta
                       + "01000000" "8877665544332211" "0400" "61626364"},  # names: "abcd"
              "spec": {"names": {"0x1122334455667788": "abcd"}},
@@ -335,7 +381,7 @@ erratum(
 erratum(
     E18_4, "The loader does not check that the records use exactly num_metas metas",
     seed=_SEED, location=_LOADER, ops=("crtrace.decode",),
-    witness={"args": {"hex": "43525452" "01000000" "01000000" "00000000" + _ONE_INPUT_RECORD
+    witness={"args": {"hex": "43525452" "01000000" "01000000" "00000000" + ONE_INPUT_RECORD
                       + "00000000"},
              "spec": {"error": "invalid_input"},
              "seed": {"meta_starts": [0], "metas": []}},

@@ -12,7 +12,17 @@ from __future__ import annotations
 from hypothesis import strategies as st
 
 from . import shapes as js
-from .crtrace import E18_1, E18_2, E18_3, E18_4, LoadedTrace, parse_crtrace, write_crtrace
+from .crtrace import (
+    E18_1,
+    E18_2,
+    E18_3,
+    E18_4,
+    ONE_INPUT_RECORD,
+    LoadedTrace,
+    header,
+    parse_crtrace,
+    write_crtrace,
+)
 from .errata import NO_ERRATA
 from .errors import InvalidInput, SpecError
 from .layout_ops import from_wire, to_wire, values_strategy, wire_schema
@@ -20,8 +30,12 @@ from .registry import InvalidCase, declare
 from .schema import BYTES, HASH64, HEX_INT, U32, Field, Int, Json, List, record
 from .tensor_meta import TENSOR_META
 from .trace_ring import ENTRY, MAX_SCALARS
+from .types import ScalarType
 
 _HEX64 = Int(64, hex=True)
+SCALAR_TYPES = list(ScalarType)
+ONE_INPUT_ENTRY = ENTRY.pack(ENTRY.default_values() | {"num_inputs": 1}).hex()
+"""A ring entry with one input and nothing else."""
 
 
 def trace_to_wire(t: LoadedTrace) -> dict:
@@ -86,6 +100,17 @@ def crtrace_encode(**args) -> dict:
     return {"hex": write_crtrace(trace_from_wire(args))}
 
 
+def loadable(m: dict) -> dict:
+    """A drawn meta made one a loader accepts: ndim mod 9, the ScalarType its dtype picks,
+    used sizes in [0, 2^20) and strides in [-2^20, 2^20) (unused dimensions keep any
+    value)."""
+    dtype = SCALAR_TYPES[m["dtype"] % len(SCALAR_TYPES)]
+    n = m["ndim"] % 9
+    sizes = [s % (1 << 20) for s in m["sizes"][:n]] + m["sizes"][n:]
+    strides = [s % (1 << 21) - (1 << 20) for s in m["strides"][:n]] + m["strides"][n:]
+    return m | {"ndim": n, "dtype": int(dtype), "sizes": sizes, "strides": strides}
+
+
 def traces() -> st.SearchStrategy:
     """Writable loaded traces: 0-5 ops with 0-3 inputs and outputs, random metas, names."""
     def loaded(e: dict, nin: int, nout: int, nsc: int) -> dict:
@@ -105,7 +130,7 @@ def traces() -> st.SearchStrategy:
             n = e["num_inputs"] + e["num_outputs"]
             starts.append(cursor if n else 0xFFFFFFFF)
             cursor += n
-        metas = [draw(values_strategy(TENSOR_META)) for _ in range(cursor)]
+        metas = [loadable(draw(values_strategy(TENSOR_META))) for _ in range(cursor)]
         hashes = st.lists(st.integers(0, 2**64 - 1), min_size=len(entries),
                           max_size=len(entries))
         names = draw(st.dictionaries(st.integers(0, 2**64 - 1), st.text(
@@ -138,6 +163,9 @@ declare(
                     lambda: st.just({"hex": "4352545201000000ffffffff00000000"})),
         InvalidCase("metas cut short",
                     lambda: st.just({"hex": "43525452010000000000000002000000" + "00" * 200})),
+        InvalidCase("a meta with nine dimensions", lambda: st.just({"hex": (
+            header(1, 1) + bytes.fromhex(ONE_INPUT_RECORD)
+            + TENSOR_META.pack(TENSOR_META.default_values() | {"ndim": 9})).hex()})),
     ),
     edges=lambda: [{"hex": write_crtrace(LoadedTrace()).hex()},
                    {"hex": "43525452010000000000000000000000"}],
@@ -163,6 +191,10 @@ declare(
             "num_ops": 1, "num_metas": 0, "entries": ["00" * 63],
             "meta_starts": [4294967295], "scope_hashes": ["0x0"], "callsite_hashes": ["0x0"],
             "metas": []})),
+        InvalidCase("a meta with nine dimensions", lambda: st.just({
+            "num_ops": 1, "num_metas": 1, "entries": [ONE_INPUT_ENTRY],
+            "meta_starts": [0], "scope_hashes": ["0x0"], "callsite_hashes": ["0x0"],
+            "metas": [{"ndim": 9}]})),
         InvalidCase("a name with a NUL", lambda: st.just({
             "num_ops": 0, "num_metas": 0, "entries": [], "meta_starts": [],
             "scope_hashes": [], "callsite_hashes": [], "metas": [], "names": {"0x1": "a\0b"}})),

@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from .build_trace import RecordedOp, TraceGraph, build_trace, slot_cap_max
-from .crtrace import LoadedTrace
+from .crtrace import LoadedTrace, meta_starts_of
 from .errata import NO_ERRATA
 from .errors import InvalidInput
 from .iteration_detector import K, run_detector
@@ -107,6 +107,12 @@ def run_pipeline(recorded: list[RecordedOp], kernels: dict[int, int] | None = No
     return out
 
 
+def metas_past_end(op: int, n: int, start: int, total: int) -> InvalidInput:
+    """An op whose metas run past the trace's (a file the seed profile loads, E18.4)."""
+    return InvalidInput(f"op {op}: its {n} metas from {start} run past the {total} metas of "
+                        f"the trace")
+
+
 def recorded_of(trace: LoadedTrace) -> list[RecordedOp]:
     """The drained ops of a loaded trace: each entry with its metas taken from the MetaLog
     at its meta start (none when it has no start)."""
@@ -117,11 +123,23 @@ def recorded_of(trace: LoadedTrace) -> list[RecordedOp]:
         if start != NONE32:
             metas = trace.metas[start:start + n]
             if len(metas) < n:
-                raise InvalidInput(f"op {i}: its {n} metas from {start} run past the "
-                                   f"{len(trace.metas)} metas of the trace")
+                raise metas_past_end(i, n, start, len(trace.metas))
         count = min(e["num_scalar_args"], MAX_SCALARS)
         out.append(RecordedOp(
             e["schema_hash"], e["shape_hash"], e["num_inputs"], e["num_outputs"],
             e["scalar_values"][:count], e["grad_enabled"], e["op_flags"], metas,
             trace.scope_hashes[i], trace.callsite_hashes[i]))
     return out
+
+
+def trace_of(recorded: list[RecordedOp]) -> LoadedTrace:
+    """The loaded trace whose recorded_of is these drained ops (what a recorder writes)."""
+    entries = [{"schema_hash": r.schema_hash, "shape_hash": r.shape_hash,
+                "num_inputs": r.num_inputs, "num_outputs": r.num_outputs,
+                "num_scalar_args": len(r.scalars), "grad_enabled": r.grad_enabled,
+                "op_flags": r.op_flags,
+                "scalar_values": (r.scalars[:MAX_SCALARS] + [0] * MAX_SCALARS)[:MAX_SCALARS]}
+               for r in recorded]
+    return LoadedTrace(entries, meta_starts_of([len(r.metas or []) for r in recorded]),
+                       [r.scope_hash for r in recorded], [r.callsite_hash for r in recorded],
+                       [m for r in recorded for m in (r.metas or [])], {})

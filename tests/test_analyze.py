@@ -10,14 +10,14 @@ import pytest
 from crucible_spec.cli import main
 from crucible_spec.conformance.seed_runs import PIPELINE_RUNS, e2e_stream, mlp_stream
 from crucible_spec.spec.crtrace import write_crtrace
+from crucible_spec.spec.pipeline import trace_of
 from crucible_spec.spec.trace_build_ops import recorded_ops, trace_build
-from tests.test_pipeline import _trace_of
 
 
 @pytest.fixture
 def mlp_file(tmp_path):
     path = tmp_path / "mlp.crtrace"
-    path.write_bytes(write_crtrace(_trace_of(recorded_ops(mlp_stream()))))
+    path.write_bytes(write_crtrace(trace_of(recorded_ops(mlp_stream()))))
     return str(path)
 
 

@@ -18,14 +18,12 @@ from crucible_spec.conformance.seed_runs import (
 from crucible_spec.fast.numba.pipeline import run_arrays
 from crucible_spec.fast.trace_arrays import arrays_of
 from crucible_spec.fast.trace_file import load_arrays
-from crucible_spec.spec.build_trace import RecordedOp
-from crucible_spec.spec.crtrace import LoadedTrace, meta_starts_of, parse_crtrace, write_crtrace
+from crucible_spec.spec.crtrace import parse_crtrace, write_crtrace
 from crucible_spec.spec.errata import profile_errata
 from crucible_spec.spec.iteration_detector import K
-from crucible_spec.spec.pipeline import iteration_windows, recorded_of, run_pipeline
+from crucible_spec.spec.pipeline import iteration_windows, recorded_of, run_pipeline, trace_of
 from crucible_spec.spec.pipeline_ops import pipeline_run, streams
 from crucible_spec.spec.trace_build_ops import recorded_ops, trace_build
-from crucible_spec.spec.trace_ring import MAX_SCALARS
 
 SEED = profile_errata("crucible@8d2680a2")
 
@@ -67,19 +65,6 @@ def test_a_warm_up_before_the_signature_is_dropped():
     assert [(w.start, w.count) for w in windows] == [(19, 7)]
 
 
-def _trace_of(recorded: list[RecordedOp]) -> LoadedTrace:
-    """The .crtrace contents that load back into these drained ops."""
-    entries = [{"schema_hash": r.schema_hash, "shape_hash": r.shape_hash,
-                "num_inputs": r.num_inputs, "num_outputs": r.num_outputs,
-                "num_scalar_args": len(r.scalars), "grad_enabled": r.grad_enabled,
-                "op_flags": r.op_flags,
-                "scalar_values": (r.scalars[:MAX_SCALARS] + [0] * MAX_SCALARS)[:MAX_SCALARS]}
-               for r in recorded]
-    return LoadedTrace(entries, meta_starts_of([len(r.metas or []) for r in recorded]),
-                       [r.scope_hash for r in recorded], [r.callsite_hash for r in recorded],
-                       [m for r in recorded for m in (r.metas or [])], {})
-
-
 def _same_arrays(a, b) -> None:
     for name in a.__dataclass_fields__:
         x, y = getattr(a, name), getattr(b, name)
@@ -90,7 +75,7 @@ def _same_arrays(a, b) -> None:
 @settings(max_examples=60)
 @given(streams())
 def test_the_fast_loader_reads_a_file_as_the_spec_does(args):
-    data = write_crtrace(_trace_of(recorded_ops(args["ops"])))
+    data = write_crtrace(trace_of(recorded_ops(args["ops"])))
     fast, scope, callsite, _ = load_arrays(data)
     spec = parse_crtrace(data)
     _same_arrays(fast, arrays_of(recorded_of(spec)))
@@ -101,7 +86,7 @@ def test_the_fast_loader_reads_a_file_as_the_spec_does(args):
 @given(streams())
 def test_numba_pipeline_over_a_file_equals_the_reference(args):
     recorded = recorded_ops(args["ops"])
-    data = write_crtrace(_trace_of(recorded))
+    data = write_crtrace(trace_of(recorded))
     for errata in (frozenset(), SEED):
         spec = run_pipeline(recorded_of(parse_crtrace(data, errata)), None, errata)
         fast = run_arrays(load_arrays(data, errata)[0], errata)

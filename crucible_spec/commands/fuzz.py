@@ -1,0 +1,63 @@
+"""`crucible-spec fuzz`: mutated real inputs through every reader of client input, bounded by
+wall time; exit 1 on any crash, disagreement between paths, or `internal` answer."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from .common import UsageError
+
+DEFAULT_SECONDS = 60.0
+
+
+def run(args: argparse.Namespace) -> int:
+    from ..fuzz import READERS, render_finding, report, run_reader
+
+    names = args.reader or list(READERS)
+    unknown = sorted(set(names) - set(READERS))
+    if unknown:
+        raise UsageError(f"no reader {unknown[0]!r}; choose from {', '.join(READERS)}")
+    if args.seconds <= 0:
+        raise UsageError(f"--seconds must be positive, got {args.seconds}")
+    runs = []
+    for name in dict.fromkeys(names):
+        print(f"{name}: fuzzing for {args.seconds:g} s (seed {args.seed})", flush=True)
+        r = run_reader(name, args.seconds, args.seed, lambda r: print(
+            f"  {r.reader}: {r.tried} inputs, {len(r.findings)} findings, {r.seconds:.0f} s",
+            file=sys.stderr, flush=True))
+        for f in r.findings:
+            print(render_finding(f))
+        print(f"{name}: {r.tried} inputs in {r.seconds:.1f} s, {len(r.findings)} distinct "
+              f"findings ({r.repeats} repeats)", flush=True)
+        runs.append(r)
+    if args.report:
+        try:
+            Path(args.report).write_text(json.dumps(report(runs, args.seed), indent=2) + "\n")
+        except OSError as e:
+            raise UsageError(f"cannot write {args.report}: {e.strerror or e}") from None
+    found = sum(len(r.findings) for r in runs)
+    print(f"fuzz: {sum(r.tried for r in runs)} inputs, {found} findings")
+    return 1 if found else 0
+
+
+def add_parser(sub) -> None:
+    p = sub.add_parser(
+        "fuzz", help="fuzz the readers of client input with mutated real inputs",
+        description="Mutate real inputs and feed them to every path that reads them: "
+                    "crtrace (.crtrace files through the spec and fast loaders, both "
+                    "crtrace.decode implementations and both analyze pipelines), cdag (.cdag "
+                    "regions and branches through the reference and numba readers) and wire "
+                    "(requests of every op through the serve handler). A crash, a "
+                    "disagreement between two paths or an 'internal' answer is a finding; "
+                    "each is printed with the input that shows it. Exit 1 on any finding. The "
+                    "same seed gives the same inputs in the same order.")
+    p.add_argument("--reader", action="append", metavar="NAME",
+                   help="crtrace, cdag or wire (repeatable; default all)")
+    p.add_argument("--seconds", type=float, default=DEFAULT_SECONDS,
+                   help=f"wall time per reader (default {DEFAULT_SECONDS:g})")
+    p.add_argument("--seed", type=int, default=0, help="mutation seed (default 0)")
+    p.add_argument("--report", metavar="FILE", help="write every finding and count as JSON")
+    p.set_defaults(func=run)
