@@ -8,9 +8,10 @@ client did not ask for: a line already waiting before the request was sent, a se
 to an earlier request, or a line over the size limit). After any failure the process is
 killed; the next request starts a fresh one, so the rest of the suite still runs. The first
 request of each op to a process waits `first_timeout` instead of `timeout`: the process may
-still be starting, or compiling that op (a JIT). A request may carry a deadline (the caller's
-time budget): the wait ends there, and the reply is `budget`, which is no failure of the
-implementation.
+still be starting, or compiling that op (a JIT); once such a first request of an op has hung,
+the op's later first requests (to restarted processes) wait `timeout` only. A request may
+carry a deadline (the caller's time budget): the wait ends there, and the reply is `budget`,
+which is no failure of the implementation.
 """
 
 from __future__ import annotations
@@ -57,6 +58,7 @@ class Client:
         self.stderr: deque[str] = deque(maxlen=200)
         self.starts = 0
         self.warm: set[str] = set()
+        self.hung_first: set[str] = set()
         self.sent: set[int] = set()
 
     def _start(self) -> None:
@@ -93,14 +95,15 @@ class Client:
             return self._fail(FLOOD, start, f"a line before request {rid} was sent: unrequested "
                                             f"output: {_show(waiting)}")
         line = json.dumps({"id": rid, "op": op, "args": args}, separators=(",", ":")) + "\n"
-        limit, cut = _wait_limit(self.timeout if op in self.warm else self.first_timeout,
-                                 deadline)
+        first = op not in self.warm and op not in self.hung_first
+        limit, cut = _wait_limit(self.first_timeout if first else self.timeout, deadline)
         if not _write(self.proc, line.encode(), limit):
-            return self._expired(start, cut, f"did not read its input within {limit:g} s")
+            return self._expired(op, first, start, cut,
+                                 f"did not read its input within {limit:g} s")
         try:
             raw = self.lines.get(timeout=limit)
         except queue.Empty:
-            return self._expired(start, cut, f"no response within {limit:g} s")
+            return self._expired(op, first, start, cut, f"no response within {limit:g} s")
         self.warm.add(op)
         if raw is None:
             return self._fail(CRASH, start, "stdout closed")
@@ -129,10 +132,12 @@ class Client:
             return Reply(CRASH, None, 0.0, f"cannot start {self.command[0]!r}: {e}")
         return None
 
-    def _expired(self, start: float, cut: bool, detail: str) -> Reply:
+    def _expired(self, op: str, first: bool, start: float, cut: bool, detail: str) -> Reply:
         """No answer in time: a hang, or, when the caller's deadline ended the wait, `budget`."""
         if cut:
             return self._fail(BUDGET, start, "the time budget ran out waiting for the response")
+        if first:
+            self.hung_first.add(op)
         return self._fail(HANG, start, detail)
 
     def _fail(self, kind: str, start: float, detail: str) -> Reply:

@@ -33,7 +33,7 @@ from hypothesis.errors import Flaky
 
 from ..engine import Implementation
 from ..spec.errata import profile_errata
-from ..spec.errors import SpecError
+from ..spec.errors import RESOURCE_LIMIT, SpecError
 from ..spec.registry import REGISTRY, Op
 from .client import BUDGET, HANG, OK, Client, Reply
 from .diff import Difference, compare
@@ -43,7 +43,6 @@ MAX_FAILURES_SHOWN = 5
 GIVE_UP_AFTER = 3
 FUZZ_BLOCK = 100
 UNSUPPORTED_CODES = ("unsupported", "unknown_op")
-RESOURCE_LIMIT = "resource_limit"
 BUDGET_SPENT = "the time budget was spent"
 
 

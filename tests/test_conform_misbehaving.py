@@ -110,6 +110,14 @@ def test_an_op_is_given_up_after_max_hangs_in_all_not_only_in_a_row():
     assert [e["kind"] for e in events] == [HANG] * 6
 
 
+def test_a_restart_does_not_give_a_hung_op_the_long_first_wait_again():
+    """The first request waits --first-timeout and hangs; the restarted processes' first
+    requests of the same op wait --timeout only."""
+    _, results, _ = run(impl("hang"), suite("hash.fmix64"), timeout=0.2, first_timeout=1.5)
+    assert [f.detail for f in results[0].failures] == [
+        "no response within 1.5 s", "no response within 0.2 s", "no response within 0.2 s"]
+
+
 def test_the_op_budget_ends_an_op_that_always_hangs():
     """A second wait of 0.3 s does not fit in 0.5 s: it is cut short, and not a failure."""
     _, results, _ = run(impl("hang"), suite("hash.fmix64", "hash.wymix", n=12), max_hangs=100,
