@@ -176,7 +176,8 @@ def hello(run: Run) -> dict | None:
     """The implementation's hello, or None (and an event) if it has none."""
     reply = run.client.request(0, "hello", {}, run.deadline)
     if reply.kind != OK:
-        run.events.append({"kind": reply.kind, "op": "hello", "detail": reply.detail})
+        if reply.kind != BUDGET:
+            run.events.append({"kind": reply.kind, "op": "hello", "detail": reply.detail})
         return None
     if reply.response.get("ok") is not True:
         run.events.append({"kind": "no-hello", "op": "hello", "detail": str(reply.response)})
