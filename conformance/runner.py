@@ -1,10 +1,18 @@
 """`crucible-spec conform`: run the vectors (and optionally fuzzing) against an external
 implementation through the wire protocol, and compare every answer with the reference.
 
-Per op: passed / failed / xfail / skipped cases, or unsupported; the first failures with the
-exact field path and byte; the implementation's time against the reference's on the same
-cases. Misbehaviour (crash, hang, garbage, flood) is recorded as an event and the run goes on
-with a fresh process; after three in a row an op's remaining cases are skipped.
+Per op: passed / failed / xfail / skipped cases, those answered `resource_limit`, or
+unsupported; the first failures with the exact field path and byte; the implementation's time
+against the reference's on the same cases. Misbehaviour (crash, hang, garbage, null-id,
+wrong-id, flood) is recorded as an event and the run goes on with a fresh process. An op's
+remaining cases are skipped after three failures of the process in a row, after `max_hangs`
+hangs in all, or when its time budget (`op_budget` seconds for its vectors and fuzzing) or the
+run's (`run_budget`) is spent: every wait for a response ends at the budget's end, so a run
+takes at most the run budget and the time to stop one process.
+
+An answer `{"ok": false, "error": {"code": "resource_limit"}}` to an input the spec answers
+with a result says the implementation cannot hold that input: it is counted apart, never as a
+pass, and leaves the op incomplete. In place of a spec error it is a mismatch.
 
 Fuzzing sends each op's inputs in blocks of FUZZ_BLOCK, each drawn by hypothesis from a seed
 of its own (`block_seed`), so a block's inputs are the same whichever process sends it: a
@@ -15,17 +23,19 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import math
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from hypothesis import HealthCheck, Phase, given, seed, settings
+from hypothesis.errors import Flaky
 
 from ..engine import Implementation
 from ..spec.errata import profile_errata
-from ..spec.errors import SpecError
+from ..spec.errors import RESOURCE_LIMIT, SpecError
 from ..spec.registry import REGISTRY, Op
-from .client import OK, Client, Reply
+from .client import BUDGET, HANG, OK, Client, Reply
 from .diff import Difference, compare
 from .vectors import Case
 
@@ -33,6 +43,22 @@ MAX_FAILURES_SHOWN = 5
 GIVE_UP_AFTER = 3
 FUZZ_BLOCK = 100
 UNSUPPORTED_CODES = ("unsupported", "unknown_op")
+BUDGET_SPENT = "the time budget was spent"
+
+
+@dataclass(frozen=True)
+class Limits:
+    """How long the runner waits for one response, for one op and for the whole run, and how
+    many hangs of one op it takes before giving up on the op; all are stated in the report."""
+
+    timeout: float = 10.0
+    first_timeout: float = 60.0
+    op_budget: float = 300.0
+    run_budget: float = 3600.0
+    max_hangs: int = 3
+
+    def to_json(self) -> dict:
+        return {k: getattr(self, k) for k in self.__dataclass_fields__}
 
 
 @dataclass
@@ -75,7 +101,9 @@ class OpResult:
     xfailed: int = 0
     xpassed: int = 0
     skipped: int = 0
+    resource_limit: int = 0
     unsupported: bool = False
+    seconds: float = 0.0
     impl_seconds: float = 0.0
     reference_seconds: float = 0.0
     failures: list[Failure] = field(default_factory=list)
@@ -90,7 +118,7 @@ class OpResult:
             return "fail"
         if self.xfailed:
             return "xfail"
-        if self.skipped:
+        if self.skipped or self.resource_limit or (self.fuzz and self.fuzz.get("note")):
             return "incomplete"
         return "pass"
 
@@ -115,27 +143,41 @@ class Xfail:
 
 @dataclass
 class Run:
-    """A conformance run in progress: the client, profile, request ids and events."""
+    """A conformance run in progress: the client, profile, limits, request ids and events.
+    `deadline` is the time.monotonic() at which the run budget ends."""
 
     client: Client
     errata: frozenset[str]
     xfail: Xfail
     events: list[dict] = field(default_factory=list)
     next_id: int = 1
+    limits: Limits = field(default_factory=Limits)
+    deadline: float = math.inf
 
-    def ask(self, op: str, args: dict) -> Reply:
+    def ask(self, op: str, args: dict, deadline: float = math.inf) -> Reply:
+        """One request, its wait ending at `deadline` or the run's deadline, whichever is first."""
         rid, self.next_id = self.next_id, self.next_id + 1
-        reply = self.client.request(rid, op, args)
-        if reply.kind != OK:
+        reply = self.client.request(rid, op, args, min(deadline, self.deadline))
+        if reply.kind not in (OK, BUDGET):
             self.events.append({"kind": reply.kind, "op": op, "detail": reply.detail})
         return reply
+
+    def spent(self, op_deadline: float) -> str:
+        """Which budget has run out ("" when neither): the op's or the run's."""
+        now = time.monotonic()
+        if now >= self.deadline:
+            return f"the run budget of {self.limits.run_budget:g} s was spent"
+        if now >= op_deadline:
+            return f"the op budget of {self.limits.op_budget:g} s was spent"
+        return ""
 
 
 def hello(run: Run) -> dict | None:
     """The implementation's hello, or None (and an event) if it has none."""
-    reply = run.client.request(0, "hello", {})
+    reply = run.client.request(0, "hello", {}, run.deadline)
     if reply.kind != OK:
-        run.events.append({"kind": reply.kind, "op": "hello", "detail": reply.detail})
+        if reply.kind != BUDGET:
+            run.events.append({"kind": reply.kind, "op": "hello", "detail": reply.detail})
         return None
     if reply.response.get("ok") is not True:
         run.events.append({"kind": "no-hello", "op": "hello", "detail": str(reply.response)})
@@ -161,27 +203,49 @@ def check_profile(run: Run, greeting) -> None:
                            f"profile as --profile"})
 
 
+def resource_limited(response: dict) -> bool:
+    """The implementation says the input is beyond its limits."""
+    error = response.get("error")
+    return response.get("ok") is False and isinstance(error, dict) and \
+        error.get("code") == RESOURCE_LIMIT
+
+
+def give_up(run: Run, op_deadline: float, in_a_row: int, hangs: int) -> str:
+    """Why the rest of an op's cases are skipped ("" while they are not)."""
+    if in_a_row >= GIVE_UP_AFTER:
+        return f"gave up after {GIVE_UP_AFTER} failures of the process in a row"
+    if hangs >= run.limits.max_hangs:
+        return f"gave up after {hangs} hangs"
+    return run.spent(op_deadline)
+
+
 def run_op(run: Run, op: Op, cases: list[Case],
            progress: Callable[[str], None] | None = None) -> OpResult:
-    """Every case of one op."""
+    """Every case of one op, within the op's time budget and the run's."""
     res = OpResult(op.name, cases=len(cases))
     reference = Implementation("reference", run.errata)
-    in_a_row = 0
+    began = time.monotonic()
+    op_deadline = began + run.limits.op_budget
+    in_a_row = hangs = 0
     for i, case in enumerate(cases):
         if progress:
             progress(f"{op.name} {i + 1}/{len(cases)}")
-        if in_a_row >= GIVE_UP_AFTER:
+        res.note = give_up(run, op_deadline, in_a_row, hangs)
+        if res.note:
             res.skipped = len(cases) - i
-            res.note = f"gave up after {GIVE_UP_AFTER} failures of the process in a row"
             break
-        reply = run.ask(op.name, case.args)
+        reply = run.ask(op.name, case.args, op_deadline)
         res.impl_seconds += reply.seconds
+        if reply.kind == BUDGET:
+            res.skipped, res.note = len(cases) - i, run.spent(op_deadline) or BUDGET_SPENT
+            break
         start = time.perf_counter()
         with contextlib.suppress(SpecError):
             reference.call(op.name, case.args)
         res.reference_seconds += time.perf_counter() - start
         if reply.kind != OK:
             in_a_row += 1
+            hangs += reply.kind == HANG
             _record(res, run, Failure(op.name, i, case.source, case.args, reply.kind,
                                       detail=reply.detail))
             continue
@@ -190,7 +254,10 @@ def run_op(run: Run, op: Op, cases: list[Case],
         if i == 0 and isinstance(error, dict) and error.get("code") in UNSUPPORTED_CODES:
             res.unsupported = True
             res.note = f"{error.get('code')}: {error.get('message', '')}"[:200]
-            return res
+            break
+        if case.error is None and resource_limited(reply.response):
+            res.resource_limit += 1
+            continue
         diff = compare(op, case.args, case.result, case.error, reply.response)
         if diff is None:
             if run.xfail.reason(op.name, i):
@@ -198,6 +265,7 @@ def run_op(run: Run, op: Op, cases: list[Case],
             res.passed += 1
         else:
             _record(res, run, Failure(op.name, i, case.source, case.args, "mismatch", diff))
+    res.seconds = time.monotonic() - began
     return res
 
 
@@ -229,60 +297,111 @@ def fuzz_wanted(res: OpResult) -> bool:
     return not res.unsupported and not res.skipped
 
 
-def fuzz_block(run: Run, op: Op, examples: int, seed_value: int) -> dict:
+def fuzz_block(run: Run, op: Op, examples: int, seed_value: int,
+               budget: float = math.inf) -> dict:
     """Send `examples` inputs from the op's domain; shrink a failing one by asking again.
 
     Hypothesis drives the search: each example is one request to the implementation, and a
     failure is shrunk by re-running smaller inputs through the same protocol. The last
     failure hypothesis replays is the minimal one. The inputs depend only on the op, the
-    examples and the seed, never on what the run sent before."""
+    examples and the seed, never on what the run sent before. A failure of the process
+    (crash, hang, ...) is reported on its input, unshrunk: nothing more is sent. Nothing more
+    is sent either once `budget` seconds (or the run budget) are spent; the note says so."""
     reference = Implementation("reference", run.errata)
-    state: dict = {"runs": 0, "failure": None}
+    deadline = time.monotonic() + budget
+    state = FuzzState()
 
     @settings(max_examples=examples, database=None, deadline=None,
               phases=[Phase.generate, Phase.shrink], suppress_health_check=list(HealthCheck))
     @seed(seed_value)
     @given(op.strategy())
     def probe(value):
-        args = op.args.encode(value)
-        state["runs"] += 1
-        try:
-            want, error = reference.call(op.name, args), None
-        except SpecError as e:
-            want, error = None, e.code
-        reply = run.ask(op.name, args)
-        if reply.kind != OK:
-            state["failure"] = Failure(op.name, -1, "fuzz", args, reply.kind, detail=reply.detail)
-            raise AssertionError(reply.kind)
-        diff = compare(op, args, want, error, reply.response)
-        if diff is not None:
-            state["failure"] = Failure(op.name, -1, "fuzz", args, "mismatch", diff)
-            raise AssertionError(diff.describe())
+        state.note = state.note or run.spent(deadline)
+        if state.stopped():  # every input now fails (or none), so shrinking sends nothing
+            failing = state.failure is not None
+        else:
+            failing = fuzz_case(run, op, reference, op.args.encode(value), deadline, state)
+        if failing:
+            raise AssertionError("fuzz failure")
 
-    with contextlib.suppress(AssertionError):
+    with contextlib.suppress(AssertionError, Flaky):
         probe()
-    failure = state["failure"]
-    return {"examples": examples, "requests": state["runs"],
-            "failure": failure.to_json() if failure else None}
+    return state.to_json(examples)
+
+
+def fuzz_case(run: Run, op: Op, reference: Implementation, args: dict, deadline: float,
+              state: FuzzState) -> bool:
+    """Send one fuzz input and keep what it showed; True when the probe is to fail."""
+    try:
+        want, error = reference.call(op.name, args), None
+    except SpecError as e:
+        want, error = None, e.code
+    reply = run.ask(op.name, args, deadline)
+    state.requests += 1
+    if reply.kind == BUDGET:
+        state.note = run.spent(deadline) or BUDGET_SPENT
+        return state.failure is not None
+    if reply.kind != OK:
+        state.failure = Failure(op.name, -1, "fuzz", args, reply.kind, detail=reply.detail)
+        return True
+    if error is None and resource_limited(reply.response):
+        state.resource_limit += 1
+        return False
+    diff = compare(op, args, want, error, reply.response)
+    if diff is not None:
+        state.failure = Failure(op.name, -1, "fuzz", args, "mismatch", diff)
+        return True
+    return False
+
+
+@dataclass
+class FuzzState:
+    """One fuzz block so far: requests sent, the last failure, resource_limit answers, and
+    why it stopped sending early ("" while it has not)."""
+
+    requests: int = 0
+    failure: Failure | None = None
+    resource_limit: int = 0
+    note: str = ""
+
+    def stopped(self) -> bool:
+        return bool(self.note) or (self.failure is not None and self.failure.kind != "mismatch")
+
+    def to_json(self, examples: int) -> dict:
+        return {"examples": examples, "requests": self.requests,
+                "failure": self.failure.to_json() if self.failure else None,
+                "resource_limit": self.resource_limit, "note": self.note}
 
 
 def merge_fuzz(examples: int, parts: list[dict]) -> dict:
-    """One op's fuzz result from its blocks' results in block order: the requests up to and
-    including the first failing block, and that block's minimal failure."""
-    requests, failure = 0, None
+    """One op's fuzz result from its blocks' results in block order: the requests and
+    resource_limit answers up to and including the first failing block, that block's minimal
+    failure, and the first block's note on stopping early."""
+    requests = resource_limit = 0
+    failure, note = None, ""
     for part in parts:
         requests += part["requests"]
+        resource_limit += part.get("resource_limit", 0)
+        note = note or part.get("note", "")
         if part["failure"]:
             failure = part["failure"]
             break
-    return {"examples": examples, "requests": requests, "failure": failure}
+    return {"examples": examples, "requests": requests, "failure": failure,
+            "resource_limit": resource_limit, "note": note}
 
 
-def fuzz_op(run: Run, op: Op, examples: int, seed_value: int) -> dict:
-    """Fuzz one op block by block (see `fuzz_block`), stopping after the first failing block."""
+def fuzz_share(limits: Limits, vectors: OpResult, blocks: int) -> float:
+    """The seconds each of an op's fuzz blocks may take: an equal share of what its vectors
+    left of the op budget."""
+    return max(limits.op_budget - vectors.seconds, 0.0) / max(blocks, 1)
+
+
+def fuzz_op(run: Run, op: Op, examples: int, seed_value: int, budget: float = math.inf) -> dict:
+    """Fuzz one op block by block (see `fuzz_block`), stopping after the first failing block;
+    each block may take `budget` seconds."""
     parts: list[dict] = []
     for block, size in enumerate(fuzz_blocks(examples)):
-        parts.append(fuzz_block(run, op, size, block_seed(seed_value, block)))
+        parts.append(fuzz_block(run, op, size, block_seed(seed_value, block), budget))
         if parts[-1]["failure"]:
             break
     return merge_fuzz(examples, parts)
@@ -290,10 +409,12 @@ def fuzz_op(run: Run, op: Op, examples: int, seed_value: int) -> dict:
 
 def run_suite(client: Client, suite: dict[str, list[Case]], errata: frozenset[str],
               xfail: Xfail, fuzz: int = 0, fuzz_seed: int = 0,
-              progress: Callable[[str], None] | None = None) -> tuple[dict | None,
-                                                                       list[OpResult], list]:
-    """Run every op of `suite`; returns (hello, per-op results, events)."""
-    run = Run(client, errata, xfail)
+              progress: Callable[[str], None] | None = None,
+              limits: Limits | None = None) -> tuple[dict | None, list[OpResult], list]:
+    """Run every op of `suite` within the limits; returns (hello, per-op results, events)."""
+    limits = limits or Limits(client.timeout, client.first_timeout)
+    run = Run(client, errata, xfail, limits=limits,
+              deadline=time.monotonic() + limits.run_budget)
     greeting = hello(run)
     results = []
     for name, cases in suite.items():
@@ -304,7 +425,8 @@ def run_suite(client: Client, suite: dict[str, list[Case]], errata: frozenset[st
         if fuzz and fuzz_wanted(res):
             if progress:
                 progress(f"{name} fuzz")
-            res.fuzz = fuzz_op(run, op, fuzz, fuzz_seed)
+            blocks = len(fuzz_blocks(fuzz))
+            res.fuzz = fuzz_op(run, op, fuzz, fuzz_seed, fuzz_share(limits, res, blocks))
         results.append(res)
     client.close()
     return greeting, results, run.events

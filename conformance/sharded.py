@@ -5,12 +5,18 @@ address. Each worker starts its own implementation process and runs its shards t
 runner's own functions; the shards' results merge into the per-op results, events and hello
 a single-process run gives. With a results file, every finished shard is appended to it and
 reused by a later run with the same implementation command, profile, seed, xfail list, spec
-version, vectors and hypothesis version, so an interrupted run resumes.
+version, vectors, hypothesis version and limits, so an interrupted run resumes.
+
+The limits are those of a single-process run: each shard's waits end at the run budget's end
+(a wall-clock time set when the run starts), the vectors shard of an op at the op budget, and
+each fuzz block at its equal share of what the op's vectors left of it; the client checks ids
+as it does in a single process.
 """
 
 from __future__ import annotations
 
 import json
+import math
 import time
 import warnings
 from collections import deque
@@ -24,12 +30,14 @@ from .. import load_all
 from ..spec.registry import REGISTRY, Op
 from .client import Client
 from .runner import (
+    Limits,
     OpResult,
     Run,
     Xfail,
     block_seed,
     fuzz_block,
     fuzz_blocks,
+    fuzz_share,
     fuzz_wanted,
     hello,
     merge_fuzz,
@@ -42,14 +50,15 @@ HELLO = "hello"
 
 @dataclass(frozen=True)
 class Setup:
-    """What every shard needs besides its own cases: the implementation and the profile."""
+    """What every shard needs besides its own cases: the implementation, the profile, the
+    limits, and the time.time() at which the run budget ends."""
 
     command: tuple[str, ...]
     errata: frozenset[str]
     xfail: tuple[tuple[str, str], ...] = ()
     seed: int = 0
-    timeout: float = 10.0
-    first_timeout: float = 60.0
+    limits: Limits = field(default_factory=Limits)
+    deadline: float = math.inf
 
 
 @dataclass(frozen=True)
@@ -78,9 +87,10 @@ _WORKERS: dict[tuple, _Worker] = {}
 
 
 def _worker(setup: Setup) -> _Worker:
-    key = (setup.command, setup.timeout, setup.first_timeout)
+    key = (setup.command, setup.limits.timeout, setup.limits.first_timeout)
     if key not in _WORKERS:
-        _WORKERS[key] = _Worker(Client(list(setup.command), setup.timeout, setup.first_timeout))
+        _WORKERS[key] = _Worker(Client(list(setup.command), setup.limits.timeout,
+                                       setup.limits.first_timeout))
     return _WORKERS[key]
 
 
@@ -90,20 +100,23 @@ def close_workers() -> None:
         _WORKERS.popitem()[1].client.close()
 
 
-def run_shard(shard: Shard, setup: Setup, cases: list[Case]) -> dict:
-    """One shard, on a worker: its result, the events it caused and the requests it sent."""
+def run_shard(shard: Shard, setup: Setup, cases: list[Case], budget: float = math.inf) -> dict:
+    """One shard, on a worker: its result, the events it caused and the requests it sent; a
+    fuzz block may take `budget` seconds."""
     load_all()
     with warnings.catch_warnings():
         # the worker's own threads touch the global `random` while hypothesis draws; the
         # draws use hypothesis's own generator, so its warning about that is noise here
         warnings.filterwarnings("ignore", "Do not use the `random` module",
                                 HypothesisDeprecationWarning)
-        return _run_shard(shard, setup, cases, REGISTRY.ops.get(shard.op))
+        return _run_shard(shard, setup, cases, REGISTRY.ops.get(shard.op), budget)
 
 
-def _run_shard(shard: Shard, setup: Setup, cases: list[Case], op: Op | None) -> dict:
+def _run_shard(shard: Shard, setup: Setup, cases: list[Case], op: Op | None,
+               budget: float) -> dict:
     worker = _worker(setup)
-    run = Run(worker.client, setup.errata, Xfail(dict(setup.xfail)), next_id=worker.next_id)
+    run = Run(worker.client, setup.errata, Xfail(dict(setup.xfail)), next_id=worker.next_id,
+              limits=setup.limits, deadline=time.monotonic() + setup.deadline - time.time())
     record: dict = {"greeting": None, "result": None}
     if shard.kind == HELLO:
         record["greeting"] = hello(run)
@@ -114,7 +127,7 @@ def _run_shard(shard: Shard, setup: Setup, cases: list[Case], op: Op | None) -> 
         requests = res.cases - res.skipped
     else:
         record["result"] = fuzz_block(run, op, shard.size,
-                                      block_seed(setup.seed, shard.block))
+                                      block_seed(setup.seed, shard.block), budget)
         requests = record["result"]["requests"]
     worker.next_id = run.next_id
     return record | {"events": run.events, "requests": requests}
@@ -150,6 +163,14 @@ class Campaign:
         blocks = [s.block for s in self._fuzz_shards(op)
                   if s.id in self.records and self.records[s.id]["result"]["failure"]]
         return min(blocks, default=None)
+
+    def budget(self, shard: Shard) -> float:
+        """The seconds a fuzz block may take: its share of what the op's vectors left."""
+        if shard.kind != "fuzz":
+            return math.inf
+        vectors = self.records[Shard("vectors", shard.op, 0, len(self.suite[shard.op])).id]
+        return fuzz_share(self.setup.limits, OpResult.from_json(vectors["result"]),
+                          len(fuzz_blocks(self.fuzz)))
 
     def _fuzz_shards(self, op: str) -> list[Shard]:
         return [Shard("fuzz", op, b, n) for b, n in enumerate(fuzz_blocks(self.fuzz))]
@@ -234,7 +255,7 @@ def run(campaign: Campaign, *, results: Path | None, key: dict, workers: int,
                     dask, finished = _start(workers, scheduler)
                 future = dask.submit(run_shard, shard, campaign.setup,
                                      campaign.suite.get(shard.op, []) if shard.kind == "vectors"
-                                     else [], pure=False)
+                                     else [], campaign.budget(shard), pure=False)
                 pending[future] = shard
                 finished.add(future)
             if pending:

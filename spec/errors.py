@@ -7,8 +7,11 @@ UNKNOWN_OP = "unknown_op"
 INVALID_INPUT = "invalid_input"
 UNSUPPORTED = "unsupported"
 INTERNAL = "internal"
+# an input the spec answers with a result, beyond what this implementation can hold (memory,
+# sizes): the conformance runner counts it apart, never as a pass
+RESOURCE_LIMIT = "resource_limit"
 
-ERROR_CODES = (BAD_REQUEST, UNKNOWN_OP, INVALID_INPUT, UNSUPPORTED, INTERNAL)
+ERROR_CODES = (BAD_REQUEST, UNKNOWN_OP, INVALID_INPUT, UNSUPPORTED, INTERNAL, RESOURCE_LIMIT)
 
 
 class SpecError(Exception):

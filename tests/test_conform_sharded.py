@@ -19,7 +19,7 @@ from crucible_spec.spec.registry import REGISTRY
 
 SCHEMA = json.loads(report_card.SCHEMA_FILE.read_text())
 REFERENCE = f"{sys.executable} -m crucible_spec serve --impl reference"
-TIMINGS = ("impl_seconds", "reference_seconds", "ratio_to_reference")
+TIMINGS = ("seconds", "impl_seconds", "reference_seconds", "ratio_to_reference")
 
 PLANTED = """
 import json, sys
@@ -120,7 +120,7 @@ class Answering:
     def __init__(self) -> None:
         self.sent: list[dict] = []
 
-    def request(self, rid: int, op: str, args: dict) -> Reply:
+    def request(self, rid: int, op: str, args: dict, deadline: float | None = None) -> Reply:
         self.sent.append(args)
         return Reply(OK, {"id": rid, "ok": True, "result": {}}, 0.0)
 
@@ -158,7 +158,8 @@ def test_the_merge_stops_at_the_first_failing_fuzz_block():
                                             "failure": fail}, "events": [{"e": block}]}
     greeting, results, events = job.merge()
     assert greeting == {"impl": "x"}
-    assert results[0].fuzz == {"examples": 250, "requests": 230, "failure": failure}
+    assert results[0].fuzz == {"examples": 250, "requests": 230, "failure": failure,
+                               "resource_limit": 0, "note": ""}
     assert events == [{"e": "hello"}, {"e": "vectors"}, {"e": 0}, {"e": 1}]
     assert job.moot(sharded.Shard("fuzz", "hash.fmix64", 2, 50))
     assert not job.moot(sharded.Shard("fuzz", "hash.fmix64", 1, 100))

@@ -28,8 +28,22 @@ def _xfail(path: str | None):
     return Xfail(entries)
 
 
+def _limits(args: argparse.Namespace):
+    """The per-response timeouts, the op and run budgets and the hang limit of the options."""
+    from ..conformance.runner import Limits
+
+    for name in ("timeout", "first_timeout", "op_budget", "run_budget"):
+        value = getattr(args, name)
+        if not value > 0 or value == float("inf"):
+            raise UsageError(f"--{name.replace('_', '-')} must be a positive number of seconds")
+    if args.max_hangs < 1:
+        raise UsageError("--max-hangs must be at least 1")
+    return Limits(args.timeout, args.first_timeout, args.op_budget, args.run_budget,
+                  args.max_hangs)
+
+
 def _sharded(args: argparse.Namespace, command: list[str], suite: dict, errata: frozenset,
-             manifest: str):
+             manifest: str, limits):
     """The run as a campaign of shards on Dask: (hello, results, events) as run_suite gives."""
     import hypothesis
 
@@ -37,11 +51,11 @@ def _sharded(args: argparse.Namespace, command: list[str], suite: dict, errata: 
     from ..conformance import sharded
 
     xfail = tuple(sorted(_xfail(args.xfail).entries.items()))
-    setup = sharded.Setup(tuple(command), errata, xfail, args.seed, args.timeout,
-                          args.first_timeout)
+    setup = sharded.Setup(tuple(command), errata, xfail, args.seed, limits,
+                          time.time() + limits.run_budget)
     key = {"command": command, "profile": args.profile, "seed": args.seed, "xfail": xfail,
            "spec_version": SPEC_VERSION, "manifest_sha256": manifest,
-           "hypothesis": hypothesis.__version__}
+           "hypothesis": hypothesis.__version__, "limits": limits.to_json()}
     show = campaign.progress_printer()
     job = sharded.Campaign(setup, suite, args.fuzz)
     tally = sharded.run(job, results=Path(args.results) if args.results else None, key=key,
@@ -65,6 +79,7 @@ def run(args: argparse.Namespace) -> int:
     if args.workers < 0:
         raise UsageError("--workers must be at least 1")
     errata = profile_errata(args.profile)
+    limits = _limits(args)
     root = Path(args.vectors) if args.vectors else vectors.VECTORS_DIR
     try:
         suite = vectors.load(root, args.profile)
@@ -74,17 +89,18 @@ def run(args: argparse.Namespace) -> int:
     suite = {name: cases for name, cases in suite.items() if name in chosen}
     manifest = vectors.manifest_sha256(root, args.profile)
     if args.workers or args.scheduler or args.results:
-        greeting, results, events = _sharded(args, command, suite, errata, manifest)
+        greeting, results, events = _sharded(args, command, suite, errata, manifest, limits)
     else:
         progress = Progress()
         greeting, results, events = run_suite(
-            Client(command, timeout=args.timeout, first_timeout=args.first_timeout), suite,
-            errata, _xfail(args.xfail), fuzz=args.fuzz, fuzz_seed=args.seed, progress=progress)
+            Client(command, timeout=limits.timeout, first_timeout=limits.first_timeout), suite,
+            errata, _xfail(args.xfail), fuzz=args.fuzz, fuzz_seed=args.seed, progress=progress,
+            limits=limits)
         progress.done()
-    print(report_card.render(results, events, greeting))
+    print(report_card.render(results, events, greeting, limits))
     if args.report:
         document = report_card.card(command, args.profile, manifest, greeting, results, events,
-                                    args.fuzz)
+                                    args.fuzz, limits)
         text = json.dumps(document, indent=2, sort_keys=True) + "\n"
         write_output(args.report, text.encode(), force=True)
         print(f"report card: {args.report}")
@@ -99,7 +115,13 @@ def add_parser(sub) -> None:
                     "print a per-op table, the first difference of each failure (JSON path, "
                     "and for byte strings the byte offset and the field it belongs to), and a "
                     "closing line. A crashing, hanging, garbage-printing or flooding "
-                    "implementation is restarted and reported. Exit 1 on any failure. With "
+                    "implementation, or one that answers with a null or wrong id, is restarted "
+                    "and reported as such. An op gives up after --max-hangs hangs or 3 "
+                    "failures in a row, or when --op-budget or --run-budget is spent: every "
+                    "wait ends at the budget's end, so a run takes at most --run-budget "
+                    "seconds and the time to stop one process. Answers 'resource_limit' "
+                    "(an input beyond the implementation's limits) are counted apart, never "
+                    "passed. Exit 1 on any failure. With "
                     "--workers, --scheduler or --results the run is split into shards on Dask "
                     "distributed, with progress (shards done, cases/s) on stderr.")
     p.add_argument("--impl", required=True, metavar="CMD",
@@ -118,6 +140,16 @@ def add_parser(sub) -> None:
                    help="seconds to wait for the first response of each op after the "
                         "implementation (re)starts, which may include starting up or "
                         "compiling that op (default 60)")
+    p.add_argument("--op-budget", type=float, default=300.0, metavar="S",
+                   help="seconds one op may take in all, its vectors and then its fuzzing "
+                        "(each fuzz block an equal share of what the vectors left); the rest "
+                        "of its cases are skipped (default 300)")
+    p.add_argument("--run-budget", type=float, default=3600.0, metavar="S",
+                   help="seconds the whole run may take; the cases left are skipped "
+                        "(default 3600)")
+    p.add_argument("--max-hangs", type=int, default=3, metavar="N",
+                   help="give up on an op (skip the rest of its cases) after N hangs in all, "
+                        "in a row or not (default 3)")
     p.add_argument("--vectors", metavar="DIR", help="vectors directory (default: bundled)")
     p.add_argument("--workers", type=int, default=0, metavar="W",
                    help="run as shards (each op's vectors, each block of 100 fuzz inputs) on a "
