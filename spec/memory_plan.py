@@ -336,6 +336,18 @@ _SMALL = [{"nbytes": 256, "birth_op": 0, "death_op": 0, "is_external": False},
           {"nbytes": 256, "birth_op": 0, "death_op": 0, "is_external": False},
           {"nbytes": 512, "birth_op": 2, "death_op": 2, "is_external": False}]
 
+def _tensor(ptr: int, numel: int) -> dict:
+    return {"data_ptr": hex(ptr), "dtype": 6, "ndim": 1, "sizes": [numel], "strides": [1]}
+
+
+_SMALL_TRACE = [{"schema_hash": "0x1", "outputs": [_tensor(0x1000, 64), _tensor(0x2000, 64)]},
+                {"schema_hash": "0x2", "inputs": [_tensor(0x1000, 64), _tensor(0x2000, 64)]},
+                {"schema_hash": "0x3", "outputs": [_tensor(0x3000, 128)]},
+                {"schema_hash": "0x4", "inputs": [_tensor(0x3000, 128)]}]
+"""The small witness as a trace: two 256-byte float tensors last read at op 1, then a
+512-byte one made at op 2 (the merged hole fits it; the seed's two holes do not)."""
+
+
 erratum(
     E10_1, "The free list drops blocks past 4096 entries and never merges neighbours",
     seed="crucible@8d2680a2", location="include/crucible/BackgroundThread.h compute_memory_plan",
@@ -346,6 +358,8 @@ erratum(
              "large": {"slots": "memory_plan.scattered_slots(100000, seed=1)",
                        "live_lower_bound": 34_267_392, "spec_pool_bytes": 39_813_120,
                        "seed_pool_bytes": 39_639_049_472}},
+    also=({"op": "trace.build", "args": {"ops": _SMALL_TRACE},
+           "spec": {"pool_bytes": 512}, "seed": {"pool_bytes": 1024}},),
     flag="result",
     detail="The pool is meant to make running out of memory structurally impossible: the plan "
            "should need little more than the most bytes alive at once. The seed's free list "
