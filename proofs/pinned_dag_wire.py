@@ -1,0 +1,147 @@
+"""Chapter 9 wire readers pinned: what guard_from_wire accepts (an object of the four guard
+fields, each optional), which node dag_from_wire's cycle error names (the first node the
+depth-first walk meets again while it is on the walk), and that a DAG sharing its subtrees is
+walked once per node, not once per path. Expected values are worked out by hand."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable
+from typing import Any
+
+from ..spec.dag import dag_from_wire, guard_from_wire
+from ..spec.errors import InvalidInput
+from ..spec.registry import Mutant
+from .obligation import Property, property_obligation
+
+GUARDS = (
+    ({}, (0, 0xFFFFFFFF, 0, 0)),
+    ({"kind": 1, "op_index": 3, "arg_index": 2, "dim_index": 1}, (1, 3, 2, 1)),
+    ({"dim_index": 7}, (0, 0xFFFFFFFF, 0, 7)),
+    (5, None),
+    (None, None),
+    ([], None),
+    (["kind"], None),
+    ("kind", None),
+    ({"kind": 1, "extra": 0}, None),
+    ({"pad": 0}, None),
+)
+"""(guard on the wire, (kind, op_index, arg_index, dim_index) or None when InvalidInput):
+absent fields read kind 0, op_index 0xFFFFFFFF (none), arg 0, dim 0."""
+
+
+def _guard(case: tuple[Any, tuple[int, int, int, int] | None]) -> None:
+    g, want = case
+    try:
+        got = guard_from_wire(g, "g")
+    except InvalidInput:
+        assert want is None, case
+        return
+    assert got == want, (case, got)
+
+
+@property_obligation(
+    "PO9.160",
+    "guard_from_wire reads an object whose keys are among kind, op_index, arg_index and "
+    "dim_index (absent ones 0, 0xFFFFFFFF, 0, 0); anything else, a non-object or an object "
+    "with another key, is InvalidInput.",
+    covers=("dag.merkle", "dag.diff"),
+    subject=guard_from_wire,
+    mutants=(Mutant.edit("guard check and", "the guard check needs both faults",
+                         guard_from_wire, "if not isinstance(g, dict) or set(g)",
+                         "if not isinstance(g, dict) and set(g)"),),
+)
+def guard_wire(_subject):
+    return [Property("(guard, fields)", _guard, cases=lambda: GUARDS)]
+
+
+def _region(nxt: int | None) -> dict:
+    return {"kind": "region", "content_hash": "0x1", "num_ops": 1, "next": nxt}
+
+
+CYCLES = (
+    ([_region(1), _region(0)], 0, 0),
+    ([_region(0)], 0, 0),
+    ([_region(1), _region(2), _region(1)], 0, 1),
+    ([{"kind": "terminal"}, _region(3), _region(1), _region(2)], 1, 1),
+    ([_region(2), {"kind": "branch", "arms": [{"value": 1, "target": 0}], "next": None},
+      _region(1)], 0, 0),
+)
+"""(nodes, root, the node the error names): the walk starts at node 0, then at each node not
+yet walked in index order, and goes depth-first through arms, body, then next; the node named
+is the first one met again while still on the walk. In the first case 0 -> 1 -> 0 meets node 0
+again; in the last 0 -> 2 -> 1 -> 0 meets node 0."""
+
+
+def _cycle(case: tuple[list[dict], int, int]) -> None:
+    nodes, root, named = case
+    try:
+        dag_from_wire({"nodes": nodes, "root": root})
+    except InvalidInput as e:
+        assert e.message == f"args.dag: node {named} is on a cycle", (case, e.message)
+        return
+    raise AssertionError(f"accepted {case}")
+
+
+class StepBudget(Exception):
+    """The traced call ran more Python steps than its budget."""
+
+
+def _bounded(fn: Callable[[], Any], budget: int) -> Any:
+    steps = 0
+
+    def tracer(frame, event, arg):
+        nonlocal steps
+        steps += 1
+        if steps > budget:
+            raise StepBudget
+        return tracer
+
+    previous = sys.gettrace()
+    sys.settrace(tracer)
+    try:
+        return fn()
+    finally:
+        sys.settrace(previous)
+
+
+def diamonds(n: int) -> dict:
+    """n diamonds in a chain: node 0 a terminal, then for diamond i (1..n) two regions at
+    3i - 2 and 3i - 1 both continuing to the branch of diamond i - 1 (the terminal for i = 1)
+    and a branch at 3i with one arm to each region; the root is the last branch. The nodes
+    deepest in the walk have the lowest indices, so they are walked first; there are 2^n
+    paths from the root but 3n + 1 nodes."""
+    nodes: list[dict] = [{"kind": "terminal"}]
+    for i in range(1, n + 1):
+        below = 3 * (i - 1)
+        nodes += [_region(below), _region(below),
+                  {"kind": "branch", "arms": [{"value": 0, "target": 3 * i - 2},
+                                              {"value": 1, "target": 3 * i - 1}]}]
+    return {"nodes": nodes, "root": 3 * n}
+
+
+def _shared(n: int) -> None:
+    dag = _bounded(lambda: dag_from_wire(diamonds(n)), 400_000)
+    assert len(dag.nodes) == 3 * n + 1 and dag.root == 3 * n
+
+
+@property_obligation(
+    "PO9.161",
+    "dag_from_wire's cycle error names the first node its depth-first walk (from node 0, then "
+    "each node not yet walked) meets again while that node is still on the walk; a DAG whose "
+    "subtrees are shared is walked once per node (a bounded number of steps for 2^24 paths).",
+    covers=("dag.merkle", "dag.diff"),
+    subject=dag_from_wire,
+    mutants=(Mutant.edit("start not marked", "the walk's first node is not marked on the walk",
+                         dag_from_wire, "state[start] = state[start] or 1",
+                         "state[start] = state[start] and 1"),
+             Mutant.edit("start marked 0", "the walk's first node is marked unseen",
+                         dag_from_wire, "state[start] = state[start] or 1",
+                         "state[start] = state[start] or 0"),
+             Mutant.edit("walked nodes walked again", "a child is entered when it was walked, "
+                         "not when it is unseen", dag_from_wire, "elif state[child] == 0:",
+                         "elif state[child] != 0:")),
+)
+def dag_walk(_subject):
+    return [Property("(nodes, root, named node)", _cycle, cases=lambda: CYCLES),
+            Property("n diamonds", _shared, cases=lambda: (1, 8, 24))]
