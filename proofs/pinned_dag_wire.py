@@ -9,8 +9,9 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
-from ..spec.dag import dag_from_wire, guard_from_wire
+from ..spec.dag import _node, dag_diff, dag_from_wire, guard_from_wire, merkle_hashes
 from ..spec.errors import InvalidInput
+from ..spec.merkle_dag import DagDiffKind
 from ..spec.registry import Mutant
 from .obligation import Property, property_obligation
 
@@ -145,3 +146,124 @@ def _shared(n: int) -> None:
 def dag_walk(_subject):
     return [Property("(nodes, root, named node)", _cycle, cases=lambda: CYCLES),
             Property("n diamonds", _shared, cases=lambda: (1, 8, 24))]
+
+
+def _dag(nodes: list[dict], root: int | None):
+    return dag_from_wire({"nodes": nodes, "root": root})
+
+
+def _r(content: int, nxt: int | None = None) -> dict:
+    return {"kind": "region", "content_hash": f"0x{content:x}", "num_ops": 1, "next": nxt}
+
+
+def _b(arms: list[tuple[int, int]], kind: int = 0) -> dict:
+    return {"kind": "branch", "guard": {"kind": kind},
+            "arms": [{"value": v, "target": t} for v, t in arms]}
+
+
+def _loop(body: int, repeat: int) -> dict:
+    return {"kind": "loop", "body": body, "repeat_count": repeat}
+
+
+T = {"kind": "terminal"}
+MISMATCHES = (
+    ("guards differ", [T, _b([(1, 0)])], 1, [_b([(1, 1)], kind=1), T], 0,
+     (DagDiffKind.BRANCH_MISMATCH, 0, 1, 0)),
+    ("arm counts differ", [T, _b([(1, 0)])], 1, [_b([(1, 1), (2, 1)]), T], 0,
+     (DagDiffKind.BRANCH_MISMATCH, 0, 1, 0)),
+    ("arm values differ", [T, _b([(1, 0)]) | {"next": 2}, _r(5)], 1,
+     [_b([(2, 1)]) | {"next": 2}, T, _r(6)], 0,
+     (DagDiffKind.BRANCH_MISMATCH, 0, 1, 0)),
+    ("arm targets differ", [_r(5), _b([(1, 0)])], 1, [_b([(1, 1)]), _r(6)], 0,
+     (DagDiffKind.CONTENT_MISMATCH, 1, 0, 1)),
+    ("loop repeat counts differ", [T, _loop(2, 3), _r(5)], 1, [_loop(1, 4), _r(5), T], 0,
+     (DagDiffKind.LOOP_MISMATCH, 0, 1, 0)),
+    ("kinds differ", [T, _r(5)], 1, [_b([]), T], 0, (DagDiffKind.KIND_MISMATCH, 0, 1, 0)),
+)
+"""(label, nodes of a, root of a, nodes of b, root of b, DagDiff (kind, depth, node of a, node
+of b)): the roots sit at different indices in a and b, so the record shows which is whose. An
+arm's sub-walk is one level deeper and names the arm targets (a's 0, b's 1). Arm values are
+not in a branch's Merkle hash, so where only they differ the continuations differ too."""
+
+
+def _mismatch(case: tuple) -> None:
+    label, na, ra, nb, rb, want = case
+    a, b = _dag(na, ra), _dag(nb, rb)
+    got = tuple(dag_diff(a, ra, b, rb, merkle_hashes(a), merkle_hashes(b)))
+    assert got == want, (label, got)
+
+
+@property_obligation(
+    "PO9.162",
+    "dag_diff's BRANCH_MISMATCH (guards, arm counts or arm values differ), LOOP_MISMATCH and "
+    "KIND_MISMATCH records name a's node then b's, at the depth of the divergence; a mismatch "
+    "under an arm is the arm sub-walk's record.",
+    covers=("dag.diff",),
+    subject=dag_diff,
+    mutants=(Mutant.edit("guard mismatch nodes swapped", "the guard/arm-count record names "
+                         "b's node first", dag_diff,
+                         "return DagDiffKind.BRANCH_MISMATCH, depth, ka, kb",
+                         "return DagDiffKind.BRANCH_MISMATCH, depth, kb, ka"),
+             Mutant.edit("arm value nodes swapped", "the arm value record names b's node "
+                         "first", dag_diff, "return DagDiffKind.BRANCH_MISMATCH, depth, ka, kb",
+                         "return DagDiffKind.BRANCH_MISMATCH, depth, kb, ka", occurrence=2),
+             Mutant.edit("loop nodes swapped", "the LOOP_MISMATCH record names b's node first",
+                         dag_diff, "return DagDiffKind.LOOP_MISMATCH, depth, ka, kb",
+                         "return DagDiffKind.LOOP_MISMATCH, depth, kb, ka")),
+)
+def dag_diff_mismatches(_subject):
+    return [Property("a pair of DAGs", _mismatch, cases=lambda: MISMATCHES)]
+
+
+NODES = (
+    (_b([(1, 1)]), ((), 0, 0, 0)),
+    (_b([]) | {"arms": [{"value": 1, "target": 1, "extra": 2}]}, None),
+    (_b([]) | {"arms": [5]}, None),
+    (_b([]) | {"arms": [{"value": 1}]}, None),
+    ({"kind": "loop", "body": 1, "feedback": [[1]]}, None),
+    ({"kind": "loop", "body": 1, "feedback": 5}, None),
+    ({"kind": "loop", "body": 1, "feedback": [[1, 2, 3]]}, None),
+    ({"kind": "loop", "body": 1, "feedback": [[1, 2], 3]}, None),
+    ({"kind": "loop", "body": 1}, ((), 0, 0, 0)),
+    ({"kind": "loop", "body": 1, "feedback": [[1, 2], [3, 4]], "term_kind": 2,
+      "repeat_count": 9, "epsilon_bits": 5}, (((1, 2), (3, 4)), 2, 9, 5)),
+)
+"""(node 0 of a DAG whose node 1 is a region, None when InvalidInput or (feedback, term_kind,
+repeat_count, epsilon_bits) of the loop): an arm is exactly {value, target}, feedback a list
+of pairs, and a loop's absent term_kind, repeat_count and epsilon_bits read 0."""
+
+
+def _node_case(case: tuple[dict, tuple | None]) -> None:
+    node, want = case
+    try:
+        dag = _dag([node, _r(5)], 0)
+    except InvalidInput:
+        assert want is None, case
+        return
+    assert want is not None, case
+    n = dag.nodes[0]
+    if node["kind"] == "branch":
+        assert n.arms == [(1, 1)], (case, n.arms)
+        return
+    got = (tuple(tuple(e) for e in n.feedback), n.term_kind, n.repeat_count, n.epsilon_bits)
+    assert got == want, (case, got)
+
+
+@property_obligation(
+    "PO9.163",
+    "A branch arm on the wire is exactly {value, target} and a loop's feedback a list of "
+    "[output, input] pairs (anything else is InvalidInput); a loop's absent term_kind, "
+    "repeat_count and epsilon_bits read 0.",
+    covers=("dag.merkle", "dag.diff"),
+    subject=dag_from_wire,
+    mutants=(Mutant.edit("arm check and", "the arm check needs both faults", _node,
+                         'if not isinstance(a, dict) or set(a)',
+                         'if not isinstance(a, dict) and set(a)'),
+             Mutant.edit("feedback check and", "the feedback check needs both faults", _node,
+                         "if not isinstance(fb, list) or not all(",
+                         "if not isinstance(fb, list) and not all("),
+             Mutant.edit("term_kind default 1", "an absent term_kind reads 1", _node,
+                         'obj.get("term_kind", 0)', 'obj.get("term_kind", 1)')),
+)
+def dag_node_wire(_subject):
+    return [Property("(node, loop fields)", _node_case, cases=lambda: NODES)]
