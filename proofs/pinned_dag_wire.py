@@ -179,11 +179,24 @@ MISMATCHES = (
     ("loop repeat counts differ", [T, _loop(2, 3), _r(5)], 1, [_loop(1, 4), _r(5), T], 0,
      (DagDiffKind.LOOP_MISMATCH, 0, 1, 0)),
     ("kinds differ", [T, _r(5)], 1, [_b([]), T], 0, (DagDiffKind.KIND_MISMATCH, 0, 1, 0)),
+    ("same arm, next differs", [_r(5), _b([(1, 0)]) | {"next": 2}, _r(6)], 1,
+     [_b([(1, 2)]) | {"next": 1}, _r(7), _r(5)], 0, (DagDiffKind.CONTENT_MISMATCH, 1, 2, 1)),
+    ("same body, next differs", [_r(5), _loop(0, 2) | {"next": 2}, _r(6)], 1,
+     [_loop(2, 2) | {"next": 1}, _r(7), _r(5)], 0, (DagDiffKind.CONTENT_MISMATCH, 1, 2, 1)),
+    ("arm targets differ, other hashes cross", [_r(5), _r(6), _b([(1, 0)])], 2,
+     [_r(6), _r(7), _b([(1, 1)])], 2, (DagDiffKind.CONTENT_MISMATCH, 1, 0, 1)),
+    ("term_kind and repeat_count exchanged", [_r(5), _loop(0, 3) | {"term_kind": 2}], 1,
+     [_loop(1, 2) | {"term_kind": 3}, _r(5)], 0, (DagDiffKind.LOOP_MISMATCH, 0, 1, 0)),
+    ("repeat_count and epsilon_bits exchanged",
+     [_r(5), _loop(0, 3) | {"epsilon_bits": 4}], 1,
+     [_loop(1, 4) | {"epsilon_bits": 3}, _r(5)], 0, (DagDiffKind.LOOP_MISMATCH, 0, 1, 0)),
 )
 """(label, nodes of a, root of a, nodes of b, root of b, DagDiff (kind, depth, node of a, node
 of b)): the roots sit at different indices in a and b, so the record shows which is whose. An
 arm's sub-walk is one level deeper and names the arm targets (a's 0, b's 1). Arm values are
-not in a branch's Merkle hash, so where only they differ the continuations differ too."""
+not in a branch's Merkle hash, so where only they differ the continuations differ too. Where
+an arm or a loop body is identical (a record of depth 1) the walk goes on to the next nodes;
+in "arm targets differ" a's node 1 and b's node 0 (both unreached) hold the same region."""
 
 
 def _mismatch(case: tuple) -> None:
@@ -209,7 +222,17 @@ def _mismatch(case: tuple) -> None:
                          "return DagDiffKind.BRANCH_MISMATCH, depth, kb, ka", occurrence=2),
              Mutant.edit("loop nodes swapped", "the LOOP_MISMATCH record names b's node first",
                          dag_diff, "return DagDiffKind.LOOP_MISMATCH, depth, ka, kb",
-                         "return DagDiffKind.LOOP_MISMATCH, depth, kb, ka")),
+                         "return DagDiffKind.LOOP_MISMATCH, depth, kb, ka"),
+             Mutant.edit("arm sub-walk always returned", "the arm sub-walk's depth is tested "
+                         "for IDENTICAL", dag_diff, "if sub[0] != DagDiffKind.IDENTICAL:\n"
+                         "                    return sub",
+                         "if sub[1] != DagDiffKind.IDENTICAL:\n                    return sub"),
+             Mutant.edit("arm hashes swapped", "the arm sub-walk gets b's hashes for a",
+                         dag_diff, "dag_diff(a, ta, b, tb, ma, mb,",
+                         "dag_diff(a, ta, b, tb, mb, ma,"),
+             Mutant.edit("loop fields crossed", "a's term_kind is compared with b's "
+                         "repeat_count", dag_diff, "x.feedback, x.term_kind, x.repeat_count,",
+                         "x.feedback, x.repeat_count, x.term_kind,")),
 )
 def dag_diff_mismatches(_subject):
     return [Property("a pair of DAGs", _mismatch, cases=lambda: MISMATCHES)]
@@ -249,11 +272,23 @@ def _node_case(case: tuple[dict, tuple | None]) -> None:
     assert got == want, (case, got)
 
 
+def _golden_region(case: tuple[str, slice, str]) -> None:
+    """A region node given its ops reads the golden content hash of those ops."""
+    from ..conformance.golden import golden
+
+    name, part, key = case
+    c = golden()["content_merkle"]
+    ops = c["region_inputs"][name]["ops"][part]
+    n = _dag([{"kind": "region", "ops": ops}], 0).nodes[0]
+    assert (n.content_hash, n.num_ops) == (int(c["content_hash"][key], 16), len(ops)), case
+
+
 @property_obligation(
     "PO9.163",
     "A branch arm on the wire is exactly {value, target} and a loop's feedback a list of "
     "[output, input] pairs (anything else is InvalidInput); a loop's absent term_kind, "
-    "repeat_count and epsilon_bits read 0.",
+    "repeat_count and epsilon_bits read 0; a region given its ops reads their content hash (the "
+    "golden file's) and their count.",
     covers=("dag.merkle", "dag.diff"),
     subject=dag_from_wire,
     mutants=(Mutant.edit("arm check and", "the arm check needs both faults", _node,
@@ -263,7 +298,13 @@ def _node_case(case: tuple[dict, tuple | None]) -> None:
                          "if not isinstance(fb, list) or not all(",
                          "if not isinstance(fb, list) and not all("),
              Mutant.edit("term_kind default 1", "an absent term_kind reads 1", _node,
-                         'obj.get("term_kind", 0)', 'obj.get("term_kind", 1)')),
+                         'obj.get("term_kind", 0)', 'obj.get("term_kind", 1)'),
+             Mutant.edit("content hash args swapped", "the errata are hashed as the ops",
+                         _node, "compute_content_hash(ops, errata)",
+                         "compute_content_hash(errata, ops)")),
 )
 def dag_node_wire(_subject):
-    return [Property("(node, loop fields)", _node_case, cases=lambda: NODES)]
+    return [Property("(node, loop fields)", _node_case, cases=lambda: NODES),
+            Property("(golden region, ops, hash key)", _golden_region,
+                     cases=lambda: (("A", slice(None), "A"), ("A", slice(0, 1), "A[0:1]"),
+                                    ("A", slice(1, 3), "A[1:3]"), ("B", slice(None), "B")))]
