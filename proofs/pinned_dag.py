@@ -17,7 +17,13 @@ from ..spec import merkle_dag
 from ..spec.content_hash import compute_content_hash
 from ..spec.dag import Dag, Node, _node, dag_diff, dag_from_wire, find_merge_point, merkle_hashes
 from ..spec.errors import InvalidInput
-from ..spec.kernel_cache import KernelCache, _probe, cache_insert, kernel_cache_simulate
+from ..spec.kernel_cache import (
+    KernelCache,
+    _probe,
+    cache_insert,
+    default_capacity,
+    kernel_cache_simulate,
+)
 from ..spec.merkle_dag import DagDiffKind, TraceNodeKind
 from ..spec.registry import Mutant
 from ..spec.trace_entry import TraceOp
@@ -274,6 +280,9 @@ def _wire_case(case: tuple[int, list, dict | None]) -> None:
                          "content & 0xFFFFFFFF", "content | 0xFFFFFFFF"),
              Mutant.edit("probe downward", "linear probing walks down", _probe,
                          "(start + k)", "(start - k)"),
+             Mutant.edit("default capacity 4098", "a cache made without a capacity holds 4098",
+                         default_capacity, "return KERNEL_CACHE_CAPACITY",
+                         "return KERNEL_CACHE_CAPACITY + 2"),
              Mutant.edit("kernels start at 1", "a fresh table's kernels are 1",
                          KernelCache.__post_init__, "[0] * self.capacity",
                          "[1] * self.capacity"),

@@ -25,9 +25,14 @@ from .schema import U32, Field, Json, record
 E9_4 = "E9.4"
 
 
+def default_capacity() -> int:
+    """KERNEL_CACHE_CAPACITY, read when a cache is made (not bound when the class is)."""
+    return KERNEL_CACHE_CAPACITY
+
+
 @dataclass
 class KernelCache:
-    capacity: int = KERNEL_CACHE_CAPACITY
+    capacity: int = field(default_factory=default_capacity)
     keys: list[tuple[int, int] | None] = field(default_factory=list)
     kernels: list[int] = field(default_factory=list)
     size: int = 0
