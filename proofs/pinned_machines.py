@@ -9,6 +9,7 @@ begins at step 0. Expected values are worked out by hand from the machines' docs
 from __future__ import annotations
 
 from ..spec import crucible_context as ctx_
+from ..spec import region_cache as rc
 from ..spec import replay_engine
 from ..spec import replay_machines as rm
 from ..spec import transaction as tx
@@ -18,7 +19,14 @@ from ..spec.replay_region import Guard
 from .model import explore
 from .obligation import Property, property_obligation
 from .patch import edited
-from .replay import ALIGNING_OP_RECORDED, ALPHABET, G, _regions
+from .replay import (
+    ALIGNING_OP_RECORDED,
+    ALPHABET,
+    THRESHOLD_K_MINUS_1,
+    THRESHOLD_ONE_LATE,
+    G,
+    _regions,
+)
 
 PRECONDITION = "no dispatch fails a precondition"
 QUIET = "replayed and aligning ops are never recorded"
@@ -63,21 +71,70 @@ def _context_path(case: tuple[str, ...]) -> None:
                                                                case.count("advance x"))
 
 
+MATCH_PAST_END = Mutant.edit("match past the end", "the last op's match is a MATCH that "
+                             "leaves the cursor at the end", replay_engine.advance,
+                             "if e.cursor == len(e.ops):", "if e.cursor == len(e.ops) + 1:")
+ACTIVATE_FORGETS = Mutant.edit("activate forgets divergences", "activate resets the divergence "
+                               "count", ctx_.activate,
+                               "c.active_region, c.mode = r, ContextMode.COMPILED  # 5",
+                               "c.active_region, c.mode = r, ContextMode.COMPILED  # 5\n"
+                               "    c.diverged_count = 0")
+ACTIVATE_FAILS = Mutant.edit("activate fails", "activate fails an assertion", ctx_.activate,
+                             "pool_.init(c.pool, r.plan)  # 3", "assert False, 'planted'  # 3")
+
+
+def _context_machine():
+    alphabet = {k: ALPHABET[k] for k in ("g0", "g1", "g2", "g3", "x")}
+    return rm.context_machine([rm.chain(0, [G["g0"], G["g1"], G["g2"]]),
+                               rm.chain(1, [G["g0"], G["g3"]])], alphabet)
+
+
+def _context_bug(case: tuple) -> None:
+    """With the bug planted, the last step of the path breaks the advance rule, the steps
+    before it keep it."""
+    bug, path = case
+    with edited(bug.target, bug.old, bug.new):
+        facts = [s.key[-1] for s in _walk(_context_machine(), path)]
+    assert facts == [True] * (len(path) - 1) + [False], (bug.name, facts)
+
+
+def _context_key(case: int) -> None:
+    """After `case` matches on region 0 (3 ops) key fields 2 and 3 are cursor = case and
+    current = case - 1 (None before any match)."""
+    path = ("activate 0", *(f"advance g{i}" for i in range(case)))
+    s = _walk(_context_machine(), path)[-1]
+    assert s.key[:4] == (int(ctx_.ContextMode.COMPILED), 0, case, case - 1 if case else None)
+
+
 @property_obligation(
     "PO11.160",
     "The CrucibleContext machine judges every step on its own: on the path activate 0, "
     "advance x (DIVERGED: 1 divergence, 0 passes), deactivate, activate 1, advance g0 "
     "(MATCH), advance x, advance g3 (COMPLETE) every step keeps the advance rule, though "
-    "the divergence count then exceeds the pass count",
+    "the divergence count then exceeds the pass count; after two passes of the 2-op region a "
+    "MATCH keeps the rule; with a MATCH that leaves the cursor at the end, or an activate "
+    "that resets the divergence count, that step breaks it; the key holds cursor then current",
     covers=("context.simulate",), subject=rm.context_machine,
     mutants=(_mutant(rm.context_machine, "after[2] >= before[2]", "after[1] >= before[2]",
-                     "divergences-compared-with-passes"),))
+                     "divergences-compared-with-passes"),
+             _mutant(rm.context_machine, "before[1] and after[2]", "before[1] or after[2]",
+                     "counters-or"),
+             _mutant(rm.context_machine, "and after[0] < n", "and after[0] <= n", "match-at-end"),
+             _mutant(rm.context_machine, "and after[0] < n", "and after[1] < n",
+                     "match-reads-passes"),
+             _mutant(rm.context_machine, "e.cursor, e.current, facts", "e.current, e.cursor, facts",
+                     "key-cursor-current-swapped")))
 def context_steps(subject) -> list[Property]:
     return [Property("paths", _context_path, cases=lambda: (
         ("activate 0", "advance x", "deactivate", "activate 1", "advance g0", "advance x",
          "advance g3"),
         ("activate 0", "advance x", "advance x", "activate 0"),
-    ))]
+        ("activate 1", "advance g0", "advance g3", "advance g0", "advance g3", "advance g0"),
+    )),
+            Property("planted bugs", _context_bug, cases=lambda: (
+        (MATCH_PAST_END, ("activate 1", "advance g0", "advance g3")),
+        (ACTIVATE_FORGETS, ("activate 0", "advance x", "activate 1")))),
+            Property("key", _context_key, cases=lambda: (0, 1, 2))]
 
 
 # --- stuck states ------------------------------------------------------------------------------
@@ -115,6 +172,16 @@ def _planted_stuck(case: str) -> None:
     assert found == PRECONDITION, found
 
 
+def _context_stuck(case: str) -> None:
+    """With activate failing an assertion, the context machine's activate is stuck under its
+    own label."""
+    m = _context_machine()
+    with edited(ACTIVATE_FAILS.target, ACTIVATE_FAILS.old, ACTIVATE_FAILS.new):
+        steps = dict(m.steps(m.initial))
+    label = f"{case} fails: AssertionError planted"
+    assert steps.get(label) == rm.Snap((rm.STUCK, case)), list(steps)
+
+
 @property_obligation(
     "PO11.161",
     "A step that fails a precondition leads to the state (stuck, label), reported as "
@@ -134,11 +201,14 @@ def _planted_stuck(case: str) -> None:
                 "s.key[1] == STUCK or s.key[-1].divergence_clean", "clean-reads-stuck-facts"),
         _mutant(rm.vigil_machine, "s.key[0] == STUCK or s.key[-1].rollback_restores",
                 "s.key[0] != STUCK or s.key[-1].rollback_restores", "restores-unchecked"),
+        _mutant(rm.context_machine, "yield _stuck(label, e)", "yield _stuck(e, label)",
+                "context-stuck-args-swapped"),
     ))
 def stuck_states(subject) -> list[Property]:
     return [Property("shape", _stuck_shape, cases=lambda: ("dispatch g0", "rollback")),
             Property("no successor", _stuck_machines, cases=lambda: ("dispatch g0", "rollback")),
-            Property("planted", _planted_stuck, cases=lambda: ("dispatch g0", "dispatch x"))]
+            Property("planted", _planted_stuck, cases=lambda: ("dispatch g0", "dispatch x")),
+            Property("planted context", _context_stuck, cases=lambda: ("activate 0", "activate 1"))]
 
 
 # --- Vigil: facts, budgets, key ----------------------------------------------------------------
@@ -256,14 +326,70 @@ def _txlog_begin(case: int) -> None:
     s = dict(m.steps(m.initial))["begin"]
     assert s.obj.entries[0] == tx.Tx(step_id=0, status=tx.TxStatus.RECORDING), s.obj.entries[0]
     assert (s.obj.head, s.obj.count) == (1, 1)
+    c = dict(m.steps(s))["commit 0"]
+    assert c.obj.entries[0] == tx.Tx(0, 0, 0, None, tx.TxStatus.COMMITTED), c.obj.entries[0]
 
 
 @property_obligation(
     "PO11.164",
     "The TransactionLog machine's begin opens a fresh RECORDING transaction at step 0 in the "
-    "head slot",
+    "head slot, and its commit k commits slot k with no region, content hash 0 and Merkle root 0",
     covers=("txlog.simulate",), subject=rm.txlog_machine,
     mutants=(_mutant(rm.txlog_machine, "tx.begin_tx(lg, 0, errata)", "tx.begin_tx(lg, 1, errata)",
-                     "begin-step-1"),))
+                     "begin-step-1"),
+             _mutant(rm.txlog_machine, "k, None, 0, 0)", "k, None, 1, 0)", "commit-hash-1"),
+             _mutant(rm.txlog_machine, "k, None, 0, 0)", "k, None, 0, 1)", "commit-merkle-1")))
 def txlog_begin(subject) -> list[Property]:
     return [Property("begin", _txlog_begin, cases=lambda: (2, 4))]
+
+
+# --- alignment and cache ---------------------------------------------------------------------
+
+_A, _B, _C = Guard(1, 0), Guard(2, 0), Guard(3, 0)
+ALIGN_RULE = "compiles exactly when the last min(K, n) ops are the region's first"
+
+
+def _alignment_bug(case: tuple) -> None:
+    """A threshold one early or one late is reported as a breach of the alignment rule (ops
+    a, b, c; PO11.3 explores the unplanted machine)."""
+    bug, guards = case
+    m = rm.alignment_machine(rm.chain(0, list(guards)), {"a": _A, "b": _B, "c": _C})
+    with edited(bug.target, bug.old, bug.new):
+        found = explore(m).violation
+    assert found == ALIGN_RULE, (bug.name, found)
+
+
+@property_obligation(
+    "PO11.165",
+    "The alignment machine reports a threshold of K - 1 and a threshold test one late as "
+    "breaches of its rule (over regions a b a b c a and a a b)",
+    covers=("vigil.dispatch",), subject=rm.alignment_machine,
+    mutants=(
+        _mutant(rm.alignment_machine, "s.key[0] == STUCK or s.key[-1])",
+                "s.key[0] != STUCK or s.key[-1])", "rule-unchecked"),
+        _mutant(rm.alignment_machine, "compiled == should and (", "compiled == should or (",
+                "should-or-cursor"),
+    ))
+def alignment_catches(subject) -> list[Property]:
+    return [Property("planted bugs", _alignment_bug, cases=lambda: (
+        (THRESHOLD_K_MINUS_1, (_A, _B, _A, _B, _C, _A)), (THRESHOLD_ONE_LATE, (_A, _A, _B))))]
+
+
+def _cache_fixture(case: int) -> None:
+    """Region k of the cache machine is one op with guard (k, 0) and the k-th content hash."""
+    hashes = [5, 6, 5][:case]
+    m = rm.cache_machine(2, hashes)
+    for k, h in enumerate(hashes):
+        c = dict(m.steps(m.initial))[f"insert {k}"].obj
+        r = c.regions[rc.mru(c)[0]]
+        assert (r.rid, r.content_hash, [op.guard for op in r.ops]) == (k, h, [Guard(k, 0)])
+
+
+@property_obligation(
+    "PO11.166",
+    "The RegionCache machine inserts, as region k, one op with guard (k, 0) and the k-th "
+    "content hash",
+    covers=("region_cache.simulate",), subject=rm.cache_machine,
+    mutants=(_mutant(rm.cache_machine, "[Guard(k, 0)]", "[Guard(k, 1)]", "guard-shape-1"),))
+def cache_fixture(subject) -> list[Property]:
+    return [Property("regions", _cache_fixture, cases=lambda: (1, 3))]
