@@ -34,6 +34,12 @@ E18_9 = "E18.9"
 TXLOG_CAPACITY = 16
 
 
+def default_txlog_capacity() -> int:
+    """TransactionLog's default N, read when a log is made (so the constant is read at call
+    time, not bound into the class at import)."""
+    return TXLOG_CAPACITY
+
+
 @dataclass
 class Tx:
     """A Transaction's fields (ts_ns is opaque and left out); region is a region id."""
@@ -50,7 +56,7 @@ class TransactionLog:
     """TransactionLog<N>: a ring of N >= 2 transactions (one must be able to stay active while
     another is recorded); transactions are named by slot index."""
 
-    capacity: int = TXLOG_CAPACITY
+    capacity: int = field(default_factory=default_txlog_capacity)
     entries: list[Tx] = field(default_factory=list)
     head: int = 0
     count: int = 0
