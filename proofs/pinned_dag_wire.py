@@ -5,8 +5,6 @@ walked once per node, not once per path. Expected values are worked out by hand.
 
 from __future__ import annotations
 
-import sys
-from collections.abc import Callable
 from typing import Any
 
 from ..spec.dag import _node, dag_diff, dag_from_wire, guard_from_wire, merkle_hashes
@@ -14,6 +12,7 @@ from ..spec.errors import InvalidInput
 from ..spec.merkle_dag import DagDiffKind
 from ..spec.registry import Mutant
 from .obligation import Property, property_obligation
+from .pinned_dag import _bounded
 
 GUARDS = (
     ({}, (0, 0xFFFFFFFF, 0, 0)),
@@ -82,28 +81,6 @@ def _cycle(case: tuple[list[dict], int, int]) -> None:
         assert e.message == f"args.dag: node {named} is on a cycle", (case, e.message)
         return
     raise AssertionError(f"accepted {case}")
-
-
-class StepBudget(Exception):
-    """The traced call ran more Python steps than its budget."""
-
-
-def _bounded(fn: Callable[[], Any], budget: int) -> Any:
-    steps = 0
-
-    def tracer(frame, event, arg):
-        nonlocal steps
-        steps += 1
-        if steps > budget:
-            raise StepBudget
-        return tracer
-
-    previous = sys.gettrace()
-    sys.settrace(tracer)
-    try:
-        return fn()
-    finally:
-        sys.settrace(previous)
 
 
 def diamonds(n: int) -> dict:
