@@ -17,7 +17,7 @@ from ..spec.cdag import (
     read_plan,
     read_region_head,
 )
-from ..spec.crtrace import check_names
+from ..spec.crtrace import check_names, meta_problem
 from ..spec.errors import InvalidInput
 from ..spec.registry import Mutant
 from .obligation import Property, property_obligation
@@ -213,3 +213,46 @@ def _names(case: tuple[dict[int, str], bool]) -> None:
 )
 def crtrace_name_length(_subject):
     return [Property("(names, accepted)", _names, cases=lambda: NAMES)]
+
+
+def _meta(ndim: int, sizes: list[int], strides: list[int], dtype: int = 0) -> dict:
+    pad = [0] * (8 - len(sizes))
+    return {"ndim": ndim, "sizes": sizes + pad, "strides": strides + pad, "dtype": dtype}
+
+
+I64_SPAN_METAS = [
+    (_meta(8, [1] * 8, [1] * 8), True),
+    (_meta(9, [1] * 8, [1] * 8), False),
+    (_meta(1, [2**63 - 1], [1]), True),
+    (_meta(1, [2**62], [2]), True),
+    (_meta(1, [2**62], [2], dtype=2), False),
+    (_meta(1, [4], [1], dtype=99), False),
+]
+"""(meta, loadable), worked by hand: 8 dims are allowed, 9 are not; a span of exactly
+2^63 - 1 bytes (2^63 - 1 bytes, or 2^62 elements 2 apart) fits int64; the same elements of a
+2-byte dtype span 2^64 - 2 bytes, which fits u64 but not int64; 99 is no ScalarType."""
+
+
+def _meta_loadable(case: tuple[dict, bool]) -> None:
+    meta, loadable = case
+    assert (meta_problem(meta) is None) == loadable, (meta, meta_problem(meta))
+
+
+@property_obligation(
+    "PO18.162",
+    "A loaded TensorMeta may have 8 dimensions but not 9, and a storage span of at most "
+    "2^63 - 1 bytes: one that fits u64 but not int64 is refused, one of exactly 2^63 - 1 is "
+    "not.",
+    covers=("crtrace.decode",),
+    subject=meta_problem,
+    mutants=(Mutant.edit("span 2^63-1 refused", "a span of exactly 2^63 - 1 bytes is refused",
+                         meta_problem, "compute_storage_nbytes(**view) > I64_MAX",
+                         "compute_storage_nbytes(**view) >= I64_MAX"),
+             Mutant.edit("int64 span unchecked", "a span past int64 but within u64 loads",
+                         meta_problem, "compute_storage_nbytes(**view) > I64_MAX",
+                         "compute_storage_nbytes(**view) > 2**64"),
+             Mutant.edit("8 dims refused", "a meta of 8 dimensions is refused", meta_problem,
+                         "if ndim > MAX_DIMS:", "if ndim >= MAX_DIMS:")),
+)
+def crtrace_meta_span(_subject):
+    return [Property("(meta, loadable)", _meta_loadable, cases=lambda: I64_SPAN_METAS)]

@@ -6,9 +6,8 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from pathlib import Path
 
-from .common import UsageError
+from .common import UsageError, write_output
 
 DEFAULT_SECONDS = 60.0
 
@@ -34,10 +33,8 @@ def run(args: argparse.Namespace) -> int:
               f"findings ({r.repeats} repeats)", flush=True)
         runs.append(r)
     if args.report:
-        try:
-            Path(args.report).write_text(json.dumps(report(runs, args.seed), indent=2) + "\n")
-        except OSError as e:
-            raise UsageError(f"cannot write {args.report}: {e.strerror or e}") from None
+        text = json.dumps(report(runs, args.seed), indent=2) + "\n"
+        write_output(args.report, text.encode(), force=True)
     found = sum(len(r.findings) for r in runs)
     print(f"fuzz: {sum(r.tried for r in runs)} inputs, {found} findings")
     return 1 if found else 0

@@ -10,7 +10,7 @@ import random
 import time
 from pathlib import Path
 
-from .common import STATE_DIR, UsageError
+from .common import STATE_DIR, UsageError, write_output
 
 DEFAULT_CHAPTERS = "1-11,17,18"
 EQUIVALENT_FILE = Path(__file__).resolve().parent.parent.parent / "proofs" / \
@@ -84,7 +84,7 @@ def run(args: argparse.Namespace) -> int:
             print(f"survived: {s}")
     path = Path(args.report) if args.report else STATE_DIR / "reports" / "mutate.json"
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(rep, indent=1, sort_keys=True))
+    write_output(path, json.dumps(rep, indent=1, sort_keys=True).encode(), force=True)
     print(f"report: {path}")
     ok = (args.min_prove is None or 100 * all_row.ratio(all_row.prove) >= args.min_prove) and \
         (args.min_all is None or 100 * all_row.ratio(all_row.killed) >= args.min_all)
