@@ -216,7 +216,7 @@ def test_script_mistakes_are_one_line_usage_errors(tmp_path, capsys, source, mes
     if source is not None:
         script.write_text(source)
     err = usage_error(capsys, ["record", str(script), "-o", str(tmp_path / "x.crtrace")])
-    assert err.startswith("crucible-spec record: ") and message in err
+    assert err.startswith("crucible-spec: ") and message in err
 
 
 def test_without_torch_it_says_how_to_install_it(tmp_path):

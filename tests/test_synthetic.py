@@ -132,5 +132,5 @@ def test_synth_writes_the_trace_and_says_so(tmp_path, capsys):
 def test_synth_mistakes_are_one_line_usage_errors(tmp_path, capsys, argv):
     assert main(["synth", *argv, "-o", str(tmp_path / "t.crtrace")]) == 2
     err = capsys.readouterr().err
-    assert err.startswith("crucible-spec synth: ") and err.count("\n") == 1
+    assert err.startswith("crucible-spec: ") and err.count("\n") == 1
     assert not (tmp_path / "t.crtrace").exists()

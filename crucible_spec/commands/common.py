@@ -1,8 +1,10 @@
-"""Helpers shared by the subcommands: usage errors, profile and op selection, progress, and
-writing a user-named output file whole or not at all."""
+"""Helpers shared by the subcommands: usage errors, values checked at parse time, reading a
+user-named input (recognised by its magic), profile and op selection, progress, and writing a
+user-named output file whole or not at all."""
 
 from __future__ import annotations
 
+import argparse
 import contextlib
 import fnmatch
 import os
@@ -15,6 +17,50 @@ STATE_DIR = Path(".crucible-spec")
 
 class UsageError(Exception):
     """A user mistake: reported as one line on stderr, exit status 2, no traceback."""
+
+
+def _number(kind, text: str, lowest, inclusive: bool):
+    try:
+        value = kind(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+    if value != value or value < lowest or (value == lowest and not inclusive):
+        bound = f">= {lowest}" if inclusive else f"> {lowest}"
+        raise argparse.ArgumentTypeError(f"{text} is out of range: it must be {bound}")
+    return value
+
+
+def positive_int(text: str) -> int:
+    """An argparse type: an integer of at least 1."""
+    return _number(int, text, 1, True)
+
+
+def count(text: str) -> int:
+    """An argparse type: an integer of at least 0."""
+    return _number(int, text, 0, True)
+
+
+def seconds(text: str) -> float:
+    """An argparse type: a duration in seconds, greater than 0."""
+    return _number(float, text, 0.0, False)
+
+
+def read_input(path: str | Path) -> bytes:
+    """The bytes of a user-named input file, or a UsageError naming it."""
+    try:
+        return Path(path).read_bytes()
+    except OSError as e:
+        raise UsageError(f"cannot read {path}: {e.strerror or e}") from None
+
+
+MAGICS = {b"CRTR": "crtrace", b"GADC": "cdag"}
+"""The first four bytes of each binary file we read, and its kind ('GADC' is the CDAG magic
+0x43444147 stored little-endian)."""
+
+
+def sniff(data: bytes) -> str | None:
+    """The kind of a binary file by its magic ('crtrace', 'cdag'), or None."""
+    return MAGICS.get(data[:4])
 
 
 def profile_errata(name: str) -> frozenset[str]:
@@ -53,10 +99,13 @@ class Progress:
 
 
 def check_output(path: str | Path, force: bool) -> None:
-    """Refuse an output path that is a directory, or an existing file unless `force`."""
+    """Refuse an output path that is a directory, one whose directory does not exist, or an
+    existing file unless `force`."""
     target = Path(path)
     if target.is_dir():
         raise UsageError(f"{target} is a directory, not an output file")
+    if not target.parent.is_dir():
+        raise UsageError(f"cannot write {target}: directory {target.parent} does not exist")
     if target.exists() and not force:
         raise UsageError(f"{target} exists; pass --force to replace it")
 
