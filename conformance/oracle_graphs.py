@@ -60,11 +60,24 @@ def trace_diff(expected: dict, got: dict) -> list[Finding]:
         f = _first_item(kind, expected[key], got[key])
         if f:
             out.append(f)
-    for key in ("fwd_offsets", "rev_offsets", "pool_bytes", "num_external", "content_hash"):
+    for key in ("fwd_offsets", "rev_offsets", "pool_bytes", "num_external"):
         d = first_difference(expected.get(key), got.get(key), key)
         if d:
             out.append(Finding(key, d.describe()))
+    a, b = (_hex_word(x["content_hash"]) for x in (expected, got))
+    if a != b:
+        out.append(Finding("content_hash", f"expected {a}, got {b}"))
     return out
+
+
+def _hex_word(value: Any) -> str:
+    """A hash as the spec prints it (0x and 16 hex digits), whether it came as int or text."""
+    if isinstance(value, int):
+        return f"0x{value:016x}"
+    try:
+        return f"0x{int(str(value), 16):016x}"
+    except ValueError:
+        return repr(value)
 
 
 def plan_of(obj: dict, what: str) -> tuple[Plan, list[PlanSlot] | None]:

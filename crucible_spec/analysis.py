@@ -176,3 +176,23 @@ def analyze(data: bytes, *, file: str, profile: str, errata: frozenset[str],
     lengths = [b - a for a, b in pairwise(boundaries)]
     return Analysis(file, profile, impl, n_ops, n_metas, n_names, boundaries, lengths, regions,
                     [asdict(w) for w in skipped], retained, dag_summary(regions))
+
+
+def steady_state_break(data: bytes, a: Analysis, errata: frozenset[str]) -> dict | None:
+    """When the last two regions differ: the first op of the last region that breaks the
+    match with the one before, and which hashed field (trace_diff.explain_windows)."""
+    if len(a.regions) < 2 or a.dag.get("steady_state", True):
+        return None
+    from .conformance.trace_diff import explain_windows
+    from .conformance.trace_fields import TraceFile
+    from .spec.pipeline import Window
+
+    x, y = a.regions[-2], a.regions[-1]
+    c = explain_windows(TraceFile.read(data, errata),
+                        (x.index, Window(x.boundary, x.start, x.num_ops)),
+                        (y.index, Window(y.boundary, y.start, y.num_ops)))
+    if c.first is None:
+        return None
+    return {"regions": [x.index, y.index], "divergent_ops": c.divergent_ops,
+            **c.first.to_json()}
+

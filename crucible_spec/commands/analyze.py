@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import argparse
 import json
-from pathlib import Path
 
-from .common import Progress, UsageError, profile_errata
+from . import console
+from .common import UsageError, profile_errata, read_input, sniff
 
 SHOWN_BOUNDARIES = 12
 
@@ -45,6 +45,7 @@ def render(a) -> str:
     if a.regions:
         header = ["region", "ops", "edges data/alias", "slots ext", "pool B", "lower bound B",
                   "pool/bound", "greedy B", "content = merkle"]
+        right = ("pool B", "lower bound B", "pool/bound", "greedy B")
         rows = []
         for first, last, r in _groups(a.regions):
             name = str(first) if first == last else f"{first}-{last} (x{last - first + 1})"
@@ -53,9 +54,7 @@ def render(a) -> str:
                          f"{r.num_slots} {r.num_external}", str(r.pool_bytes),
                          str(r.lower_bound), _quality(r.quality), str(r.greedy_pool_bytes),
                          r.content_hash])
-        widths = [max(len(x[i]) for x in [header, *rows]) for i in range(len(header))]
-        lines += ["", *("  ".join(c.ljust(w) for c, w in zip(x, widths, strict=True)).rstrip()
-                        for x in [header, *rows])]
+        lines += ["", console.render(console.table(header, rows, right=right))]
         rated = [r.quality for r in a.regions if r.quality is not None]
         if rated:
             lines.append(f"planner quality (pool / live-bytes lower bound): worst "
@@ -67,27 +66,31 @@ def render(a) -> str:
                       f"Merkle hashes; kernel cache: {d['kernel_cache']['compiled']} compiled, "
                       f"{d['kernel_cache']['hits']} hits; steady state: "
                       f"{'yes' if d['steady_state'] else 'no'}"]
+        why = d.get("steady_state_break")
+        if why:
+            lines.append(f"  regions {why['regions'][0]} and {why['regions'][1]} differ first at "
+                         f"{why['text']} ({why['divergent_ops']} of their ops differ)")
     return "\n".join(lines)
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..analysis import analyze
+    from ..analysis import analyze, steady_state_break
     from ..spec.errors import InvalidInput
 
-    try:
-        data = Path(args.trace).read_bytes()
-    except OSError as e:
-        raise UsageError(f"cannot read {args.trace}: {e.strerror or e}") from None
+    data = read_input(args.trace)
+    if sniff(data) != "crtrace":
+        raise UsageError(f"{args.trace} is not a .crtrace (its first bytes are "
+                         f"{data[:4].hex() or 'empty'}, not 'CRTR')")
     errata = profile_errata(args.profile)
-    progress = Progress()
     try:
-        result = analyze(data, file=args.trace, profile=args.profile, errata=errata,
-                         impl=args.impl, progress=lambda done, total: progress(
-                             f"analyze: {done}/{total} ops"))
+        with console.steps("analyze", 1) as s:
+            result = analyze(data, file=args.trace, profile=args.profile, errata=errata,
+                             impl=args.impl, progress=lambda done, total: s.reach(
+                                 done / max(total, 1), f"{done}/{total} ops"))
+            if result.dag:
+                result.dag["steady_state_break"] = steady_state_break(data, result, errata)
     except InvalidInput as e:
         raise UsageError(f"{args.trace}: not a valid .crtrace: {e.message}") from None
-    finally:
-        progress.done()
     print(json.dumps(result.to_json(), indent=2) if args.json else render(result))
     return 0
 

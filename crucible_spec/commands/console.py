@@ -72,6 +72,16 @@ class Steps:
         else:
             print(f"[{self.done}/{self.total}] {text}", file=sys.stderr, flush=True)
 
+    def reach(self, done: int, text: str = "") -> None:
+        """`done` of the items are finished (a bar moves to it; a log hears only the end)."""
+        self.done = done
+        if QUIET:
+            return
+        if self.bar is not None:
+            self.bar.update(self.task, completed=done, description=f"{self.label} {text}"[:60])
+        elif done >= self.total:
+            print(f"[{done}/{self.total}] {text}", file=sys.stderr, flush=True)
+
     def note(self, text: str) -> None:
         """A message about the run that is not one finished item (shown unless quiet)."""
         if QUIET:

@@ -5,17 +5,16 @@ from __future__ import annotations
 import argparse
 import inspect
 import json
-from pathlib import Path
 
 from . import oracle_cdag, oracle_replay
-from .common import UsageError, profile_errata
+from .common import UsageError, count, profile_errata, read_input, sniff
 
 
 def _read_json(path: str) -> dict:
     try:
-        value = json.loads(Path(path).read_text())
-    except (OSError, ValueError) as e:
-        raise UsageError(f"{path}: {e}") from None
+        value = json.loads(read_input(path))
+    except (ValueError, UnicodeDecodeError) as e:
+        raise UsageError(f"{path} is not JSON: {e}") from None
     if not isinstance(value, dict):
         raise UsageError(f"{path}: expected a JSON object")
     return value
@@ -30,10 +29,7 @@ def run_diff(args: argparse.Namespace) -> int:
         s = find_struct(args.struct)
     except InvalidInput as e:
         raise UsageError(e.message) from None
-    try:
-        a, b = Path(args.a).read_bytes(), Path(args.b).read_bytes()
-    except OSError as e:
-        raise UsageError(str(e)) from None
+    a, b = read_input(args.a), read_input(args.b)
     diffs, notes = diff_records(s, a, b)
     if args.json:
         print(json.dumps({"struct": s.name, "notes": notes,
@@ -72,22 +68,32 @@ def run_explain(args: argparse.Namespace) -> int:
     return 1 if ex.difference else 0
 
 
+def _trace_file(path: str, errata: frozenset[str]):
+    """A .crtrace recognised by its magic, loaded; None for any other file."""
+    from ..conformance.trace_fields import TraceFile
+    from ..spec.errors import InvalidInput
+
+    data = read_input(path)
+    if sniff(data) != "crtrace":
+        return None
+    try:
+        return TraceFile.read(data, errata)
+    except InvalidInput as e:
+        raise UsageError(f"{path} is not a valid .crtrace: {e.message}") from None
+
+
 def _graph_source(path: str, region: int, profile: str) -> dict:
     """A trace graph in trace.build's result form: from a .crtrace (region K of the reference
     pipeline), from trace.build args (built by the reference), or a result as it is."""
+    from ..conformance.trace_diff import pipeline_of
     from ..spec.errors import InvalidInput
-    from ..spec.pipeline import recorded_of, run_pipeline
     from ..spec.trace_build_ops import graph_to_wire, trace_build
 
     errata = profile_errata(profile)
-    if path.endswith(".crtrace"):
-        from ..spec.crtrace import parse_crtrace
-
+    loaded = _trace_file(path, errata)
+    if loaded is not None:
         try:
-            run = run_pipeline(recorded_of(parse_crtrace(Path(path).read_bytes(), errata)),
-                               None, errata)
-        except OSError as e:
-            raise UsageError(f"cannot read {path}: {e.strerror or e}") from None
+            run = pipeline_of(loaded, errata)
         except InvalidInput as e:
             raise UsageError(f"{path}: {e.message}") from None
         if not 0 <= region < len(run.regions):
@@ -119,6 +125,48 @@ def _report(findings: list, as_json: bool, same: str) -> int:
     return 1 if findings else 0
 
 
+def _print_comparison(c, as_json: bool, same: str) -> int:
+    if as_json:
+        print(json.dumps({"first": c.first.to_json() if c.first else None,
+                          "divergent_ops": c.divergent_ops,
+                          "consequences": c.consequences}, indent=2))
+    else:
+        print("\n".join(c.lines()) if c.first else same)
+    return 1 if c.first else 0
+
+
+def run_trace(args: argparse.Namespace) -> int:
+    """Two .crtrace files op by op, or two regions of one; else two trace graphs (JSON)."""
+    from ..conformance.trace_diff import compare_regions, compare_traces
+    from ..spec.errors import InvalidInput
+
+    errata = profile_errata(args.profile)
+    if args.against is not None:
+        if args.got is not None:
+            raise UsageError("--against compares two regions of one trace: give one file")
+        loaded = _trace_file(args.expected, errata)
+        if loaded is None:
+            raise UsageError(f"{args.expected}: --against needs a .crtrace (magic 'CRTR')")
+        try:
+            c = compare_regions(loaded, args.region, args.against, errata)
+        except IndexError as e:
+            raise UsageError(f"{args.expected}: {e}") from None
+        except InvalidInput as e:
+            raise UsageError(f"{args.expected}: {e.message}") from None
+        return _print_comparison(c, args.json, f"regions {args.region} and {args.against} "
+                                               f"hash the same")
+    if args.got is None:
+        raise UsageError("give two traces, or one with --region I --against J")
+    a, b = _trace_file(args.expected, errata), _trace_file(args.got, errata)
+    if a is not None and b is not None:
+        try:
+            return _print_comparison(compare_traces(a, b, errata), args.json,
+                                     "identical traces")
+        except InvalidInput as e:
+            raise UsageError(e.message) from None
+    return run_graph(args)
+
+
 def run_graph(args: argparse.Namespace) -> int:
     from ..conformance import oracle_graphs
     from ..spec.errors import InvalidInput
@@ -148,15 +196,18 @@ def run_dag(args: argparse.Namespace) -> int:
     return _report(findings, args.json, "identical DAGs")
 
 
-def _graph_parser(osub, name: str, what: str, description: str, func) -> None:
+def _graph_parser(osub, name: str, what: str, description: str, func,
+                  region: bool = True) -> argparse.ArgumentParser:
     g = osub.add_parser(name, help=what, description=description)
     g.add_argument("expected", metavar="EXPECTED")
-    g.add_argument("got", metavar="GOT")
-    g.add_argument("--region", type=int, default=0,
-                   help="for a .crtrace: which region of the pipeline (default 0)")
+    g.add_argument("got", metavar="GOT", nargs="?" if name == "trace" else None)
+    if region:
+        g.add_argument("--region", type=count, default=0,
+                       help="for a .crtrace: which region of the pipeline (default 0)")
     g.add_argument("--profile", default="crucible", help="errata profile (default crucible)")
     g.add_argument("--json", action="store_true", help="machine-readable output")
     g.set_defaults(func=func)
+    return g
 
 
 def add_parser(sub) -> None:
@@ -186,10 +237,20 @@ def add_parser(sub) -> None:
     sources = ("EXPECTED and GOT are each a .crtrace (the reference builds region --region of "
                "its pipeline), trace.build args (built by the reference) or a trace.build "
                "result (JSON).")
-    _graph_parser(osub, "trace", "first divergent op, edge and slot of two trace graphs",
-                  "Compare two trace graphs and name the first divergent op, edge (forward "
-                  "CSR order) and slot, then the offsets, pool and content hash. " + sources +
-                  " Exit 1 if they differ.", run_graph)
+    t = _graph_parser(
+        osub, "trace", "first divergent op and field of two traces, and what it changes",
+        "Two .crtrace files (recognised by their magic): walk both op by op and name the first "
+        "divergent op by index and name, the field (ops[40].inputs[1].sizes[0]) with both "
+        "values and its byte offset in each file, then the consequences: the region it lies "
+        "in, which content and Merkle hashes, slots and plan offsets change, and how many ops "
+        "differ in all. A difference outside every op (header, names, a byte no field "
+        "covers) is named by its offset. With --against J and one file: why region J is not "
+        "region --region (the first op whose hashed fields differ). EXPECTED and GOT may "
+        "also be trace.build args or results (JSON): then the trace graphs are compared "
+        "(first divergent op, edge and slot of region --region). Exit 1 if they differ, 2 on "
+        "invalid input.", run_trace)
+    t.add_argument("--against", type=count, metavar="J",
+                   help="with one .crtrace: compare region J with region --region")
     _graph_parser(osub, "plan", "first divergent slot of two memory plans, and broken "
                                 "invariants",
                   "Compare two memory plans: the first slot whose offset differs, the pools, "
@@ -199,6 +260,7 @@ def add_parser(sub) -> None:
     _graph_parser(osub, "dag", "first divergent node of two Merkle DAGs",
                   "Walk two DAGs (JSON in dag.merkle's args form: {dag: {nodes, root}}) in "
                   "lockstep as dag_diff does and name the first divergent node pair, the kind "
-                  "of divergence and the nodes' Merkle hashes. Exit 1 if they differ.", run_dag)
+                  "of divergence and the nodes' Merkle hashes. Exit 1 if they differ.", run_dag,
+                  region=False)
     oracle_cdag.add_actions(osub)
     oracle_replay.add_actions(osub)
