@@ -1,10 +1,10 @@
-"""`oracle cdag`: the first byte where two CDAG nodes differ, named by node, op and field.
+"""`oracle cdag`: where two CDAG nodes differ, by decoded field first, then the first
+differing byte and its field, then the derived hashes that change.
 
 EXPECTED and GOT are each a CDAG file (binary, or its bytes as hex text) or JSON: cdag.encode
 args ({region: ...}), cdag.encode_branch args ({guard, arms, ...}) or a cdag.decode result; the
-reference encodes JSON first. The field map comes from EXPECTED, which must be a valid node;
-GOT is also read back, and if the spec rejects it the reader's message (with its offset) is
-reported.
+reference encodes JSON first. Both must be valid nodes: anything else is an error naming the
+side and the reader's offset, never "identical".
 """
 
 from __future__ import annotations
@@ -12,14 +12,22 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import asdict, dataclass
+from typing import Any
 
 from ..spec.cdag import decode_branch, decode_region, encode_branch, encode_region
-from ..spec.cdag_ops import cdag_encode, cdag_encode_branch, name_at
+from ..spec.cdag_ops import (
+    cdag_decode,
+    cdag_decode_branch,
+    cdag_encode,
+    cdag_encode_branch,
+    name_at,
+)
 from ..spec.errata import NO_ERRATA
 from ..spec.errors import InvalidInput
 from ..spec.layout import hash64
 from ..spec.layout_ops import scalar_from_wire
 from ..spec.merkle_dag import TraceNodeKind
+from .diff import first_difference
 
 _HEX = re.compile(rb"^(0x)?[0-9a-fA-F\s]*$")
 
@@ -28,8 +36,14 @@ def node_bytes(raw: bytes, errata: frozenset[str] = NO_ERRATA) -> bytes:
     """A node's file from what a user gives: JSON args or a decode result, hex text, or the
     file itself."""
     text = raw.strip()
-    if text.startswith(b"{"):
+    if not text:
+        raise InvalidInput("the file is empty")
+    if text[:1] in b"{[\"" or text in (b"null", b"true", b"false"):
         obj = json.loads(text)
+        if not isinstance(obj, dict) or not {"region", "ops", "guard"} & set(obj):
+            raise InvalidInput("JSON that is no node: expected cdag.encode args {region}, a "
+                               "cdag.decode result {ops, ...} or cdag.encode_branch args "
+                               "{guard, arms}")
         if "region" in obj:
             return cdag_encode(obj["region"], errata)["hex"]
         if "ops" in obj:
@@ -47,61 +61,101 @@ def _word(v, name: str) -> int | None:
     return None if v is None else scalar_from_wire(hash64, v, name)
 
 
+DERIVED = ("content_hash", "merkle_hash")
+"""Header fields computed from the rest of a node: a change there is reported as a consequence
+of the first changed field it was derived from."""
+
+
 @dataclass
 class CdagDifference:
-    """Where two nodes first differ: the byte, the field of EXPECTED it lies in, the op (if
-    any), both bytes, both lengths, and GOT's reader error (if it is not a valid node)."""
+    """Where two valid nodes first differ: the decoded field (path and both values), the first
+    differing byte with the field of EXPECTED it lies in, and the derived hashes that change."""
 
+    node: str
+    path: str
+    expected: Any
+    got: Any
     byte: int
     field: str
     op: int | None
-    expected: str
-    got: str
+    byte_expected: str
+    byte_got: str
     lengths: tuple[int, int]
-    node: str
-    got_error: str | None
+    consequences: list[str]
 
     def describe(self) -> str:
-        lines = [f"{self.node}: first difference at byte {self.byte}: {self.field}",
-                 f"  expected {self.expected}, got {self.got}"]
+        lines = [f"{self.node}: {self.path}: expected {_text(self.expected)}, got "
+                 f"{_text(self.got)}",
+                 f"  first differing byte {self.byte}: {self.field}: expected "
+                 f"{self.byte_expected}, got {self.byte_got}"]
         if self.lengths[0] != self.lengths[1]:
             lines.append(f"  lengths {self.lengths[0]} and {self.lengths[1]}")
-        if self.got_error:
-            lines.append(f"  GOT is not a valid node: {self.got_error}")
+        lines += [f"  then {c}" for c in self.consequences]
         return "\n".join(lines)
 
 
-def field_map(data: bytes) -> tuple[str, list]:
-    """EXPECTED's kind and (offset, size, field) spans; InvalidInput if it is not valid."""
+def _text(value: Any) -> str:
+    return value if isinstance(value, str) else json.dumps(value, sort_keys=True)
+
+
+def decoded(data: bytes, errata: frozenset[str] = NO_ERRATA) -> tuple[str, dict]:
+    """A node's kind and every decoded field; InvalidInput (with the reader's offset) if the
+    bytes are not a node the spec would write."""
+    if len(data) > 8 and data[8] == TraceNodeKind.BRANCH:
+        return "branch", cdag_decode_branch(data, errata)
+    return "region", cdag_decode(data, errata)["region"]
+
+
+def field_map(data: bytes) -> list:
+    """(offset, size, field) spans of a valid node's bytes."""
     spans: list = []
-    kind = data[8] if len(data) > 8 else None
-    if kind == TraceNodeKind.BRANCH:
+    if data[8] == TraceNodeKind.BRANCH:
         encode_branch(decode_branch(data), spans)
-        return "branch", spans
-    encode_region(decode_region(data), spans)
-    return "region", spans
+    else:
+        encode_region(decode_region(data), spans)
+    return spans
 
 
-def cdag_diff(expected: bytes, got: bytes) -> CdagDifference | None:
-    """None if the two nodes are the same bytes, else where they first differ."""
+def _first_field(a: dict, b: dict) -> tuple[str, Any, Any] | None:
+    """The first decoded field that differs, derived hashes last."""
+    own = [k for k in a if k not in DERIVED] + [k for k in a if k in DERIVED]
+    for key in own:
+        d = first_difference(a.get(key), b.get(key), key)
+        if d:
+            return d.path, d.expected, d.got
+    extra = sorted(set(b) - set(a))
+    return (extra[0], None, b[extra[0]]) if extra else None
+
+
+def cdag_diff(expected: bytes, got: bytes,
+              errata: frozenset[str] = NO_ERRATA) -> CdagDifference | None:
+    """None if the two nodes are the same bytes, else the first decoded field that differs
+    (derived hashes after every other field), its first byte, and the hashes it changes.
+    InvalidInput names the side that is not a valid node."""
+    kinds = []
+    for side, data in (("EXPECTED", expected), ("GOT", got)):
+        try:
+            kinds.append(decoded(data, errata))
+        except InvalidInput as e:
+            raise InvalidInput(f"{side} is not a valid CDAG node: {e.message}") from None
     if expected == got:
         return None
-    node, spans = field_map(expected)
-    at = next((i for i, (a, b) in enumerate(zip(expected, got, strict=False)) if a != b),
+    (ka, a), (kb, b) = kinds
+    first = ("kind", ka, kb) if ka != kb else _first_field(a, b)
+    at = next((i for i, (x, y) in enumerate(zip(expected, got, strict=False)) if x != y),
               min(len(expected), len(got)))
-    field = name_at(spans, at) if at < len(expected) else "past the end of EXPECTED"
-    match = re.match(r"ops\[(\d+)\]", field)
-    try:
-        (decode_branch if got[8:9] == b"\x01" else decode_region)(got)
-        error = None
-    except InvalidInput as e:
-        error = e.message
-    return CdagDifference(at, field, int(match.group(1)) if match else None,
+    field = name_at(field_map(expected), at) if at < len(expected) else \
+        "past the end of EXPECTED"
+    path, want, have = first or (field, None, None)
+    match = re.match(r"ops\[(\d+)\]", path)
+    consequences = [f"{k} {a[k]} -> {b[k]}" for k in DERIVED
+                    if ka == kb and k != path and k in a and a[k] != b.get(k)]
+    return CdagDifference(ka, path, want, have, at, field,
+                          int(match.group(1)) if match else None,
                           expected[at:at + 1].hex() or "end of data",
                           got[at:at + 1].hex() or "end of data", (len(expected), len(got)),
-                          node, error)
+                          consequences)
 
 
 def as_json(d: CdagDifference | None) -> dict:
     return {"identical": True} if d is None else {"identical": False} | asdict(d)
-

@@ -18,6 +18,7 @@ from ..spec.memory_plan import Plan, PlanSlot, align256, plan_slots
 from ..spec.merkle_dag import DagDiffKind
 from ..spec.plan_validity import plan_violations
 from ..spec.schema import HASH64
+from ..spec.trace_entry import trace_op_from_wire, trace_op_to_wire
 from .diff import first_difference
 
 
@@ -116,8 +117,8 @@ def plan_diff(expected: dict, got: dict, slots: list[PlanSlot] | None = None) ->
 
 
 def dag_diff(a: Any, b: Any, errata: frozenset[str] = NO_ERRATA) -> list[Finding]:
-    """Where two DAGs first diverge (the spec's dag_diff walk), with the nodes' Merkle
-    hashes."""
+    """Where two DAGs first diverge (the spec's dag_diff walk), with the nodes' Merkle hashes;
+    for two region nodes, the first op that differs and its field; then the roots' hashes."""
     da, db = dag_from_wire(a, "expected", errata), dag_from_wire(b, "got", errata)
     ma, mb = merkle_hashes(da, errata), merkle_hashes(db, errata)
     kind, depth, ka, kb = spec_dag_diff(da, da.root, db, db.root, ma, mb, 0, errata)
@@ -127,5 +128,29 @@ def dag_diff(a: Any, b: Any, errata: frozenset[str] = NO_ERRATA) -> list[Finding
     def node(m: list[int], k: int | None) -> str:
         return "none" if k is None else f"node {k} (merkle {HASH64.encode(m[k])})"
 
-    return [Finding(f"depth {depth}", f"{DagDiffKind(kind).name}: expected {node(ma, ka)}, "
-                                      f"got {node(mb, kb)}")]
+    out = [Finding(f"depth {depth}", f"{DagDiffKind(kind).name}: expected {node(ma, ka)}, "
+                                     f"got {node(mb, kb)}")]
+    if ka is not None and kb is not None:
+        op = _first_op(a["nodes"][ka], b["nodes"][kb])
+        if op is not None:
+            out.append(Finding(f"node {ka}", op))
+    if da.root is not None and db.root is not None and ma[da.root] != mb[db.root]:
+        out.append(Finding("root", f"Merkle hash {HASH64.encode(ma[da.root])} -> "
+                                   f"{HASH64.encode(mb[db.root])}"))
+    return out
+
+
+def _first_op(x: dict, y: dict) -> str | None:
+    """The first differing op of two region nodes given with their ops, in canonical wire
+    form (so 0x22 and 0x022 are the same hash)."""
+    if x.get("kind") != "region" or y.get("kind") != "region":
+        return None
+    if "ops" not in x or "ops" not in y:
+        return "the regions are given by content hash only: no ops to compare"
+    ox = [trace_op_to_wire(trace_op_from_wire(o, "expected op")) for o in x["ops"]]
+    oy = [trace_op_to_wire(trace_op_from_wire(o, "got op")) for o in y["ops"]]
+    d = first_difference(ox, oy, "ops")
+    if d is None:
+        return None
+    k = int(d.path.split("[", 1)[1].split("]", 1)[0]) if d.path.startswith("ops[") else None
+    return (f"op {k} differs first: " if k is not None else "") + d.describe()

@@ -199,6 +199,7 @@ def test_oracle_names_op_field_and_offset(tmp_path, capsys):
     d = cdag_diff(bytes.fromhex(r["hex"]), bytes(data))
     assert (d.byte, d.op, d.node) == (at, 0, "region")
     assert d.field == "ops[0].inputs[0]: TensorMeta.sizes[1] (byte 0 of 8)"
+    assert d.path == "ops[0].inputs[0].sizes[1]"
     (tmp_path / "e.json").write_text(json.dumps(encode_args(r)))
     (tmp_path / "g.cdag").write_bytes(bytes(data))
     (tmp_path / "same.hex").write_text(r["hex"])
@@ -208,9 +209,9 @@ def test_oracle_names_op_field_and_offset(tmp_path, capsys):
     capsys.readouterr()
     assert main([*base, str(tmp_path / "g.cdag"), "--json"]) == 1
     out = json.loads(capsys.readouterr().out)
-    assert (out["byte"], out["op"], out["got_error"]) == (at, 0, None)
-    assert main([*base, str(tmp_path / "short.hex")]) == 1
-    assert "truncated" in capsys.readouterr().out
+    assert (out["byte"], out["op"], out["path"]) == (at, 0, "ops[0].inputs[0].sizes[1]")
+    assert main([*base, str(tmp_path / "short.hex")]) == 2
+    assert "truncated" in capsys.readouterr().err
     assert main(["oracle", "cdag", str(tmp_path / "short.hex"), str(tmp_path / "e.json")]) == 2
     assert main(["oracle", "cdag", str(tmp_path / "nope"), str(tmp_path / "e.json")]) == 2
     branch = cdag_diff(bytes.fromhex(BRANCH_80), bytes.fromhex(BRANCH_80[:-2] + "82"))

@@ -4,9 +4,8 @@ from __future__ import annotations
 
 import argparse
 import json
-from pathlib import Path
 
-from .common import UsageError, profile_errata
+from .common import UsageError, profile_errata, read_input
 
 
 def run_cdag(args: argparse.Namespace) -> int:
@@ -17,15 +16,14 @@ def run_cdag(args: argparse.Namespace) -> int:
     nodes = []
     for path in (args.expected, args.got):
         try:
-            nodes.append(node_bytes(Path(path).read_bytes(), errata))
-        except OSError as e:
-            raise UsageError(str(e)) from None
+            nodes.append(node_bytes(read_input(path), errata))
         except (ValueError, SpecError) as e:
-            raise UsageError(f"{path}: {getattr(e, 'message', e)}") from None
+            raise UsageError(f"{path} is not a CDAG node: {getattr(e, 'message', e)}") from None
     try:
-        d = cdag_diff(*nodes)
+        d = cdag_diff(*nodes, errata)
     except SpecError as e:
-        raise UsageError(f"{args.expected}: not a valid CDAG node: {e.message}") from None
+        side = args.expected if e.message.startswith("EXPECTED") else args.got
+        raise UsageError(f"{side}: {e.message}") from None
     if args.json:
         print(json.dumps(as_json(d), indent=2))
     else:
@@ -37,14 +35,15 @@ def add_actions(osub) -> None:
     """Add this action to the `oracle` sub-parsers."""
     c = osub.add_parser(
         "cdag", help="first differing byte of two CDAG nodes, with its op and field",
-        description="Compare two CDAG v7 nodes (a region or a branch) and name the first "
-                    "differing byte: its offset, the op and field of EXPECTED it lies in "
-                    "(ops[2].inputs[0]: TensorMeta.sizes[1], plan.slots[3]: ...), both bytes "
-                    "and both lengths, and why GOT does not decode if it does not. EXPECTED "
-                    "and GOT are each a file of the node's bytes, its bytes as hex text, or "
-                    "JSON: cdag.encode args ({region: ...}), a cdag.decode result, or "
-                    "cdag.encode_branch args (encoded by the reference). EXPECTED must be a "
-                    "valid node. Exit 1 if they differ.")
+        description="Compare two CDAG v7 nodes (a region or a branch): the first decoded "
+                    "field that differs (ops[2].inputs[0].sizes[1], plan.slots[3].nbytes, "
+                    "arms[1].value ...; the derived content and Merkle hashes last), the first "
+                    "differing byte and the field of EXPECTED it lies in, both lengths, and "
+                    "the derived hashes the change alters. EXPECTED and GOT are each a file "
+                    "of the node's bytes, its bytes as hex text, or JSON: cdag.encode args "
+                    "({region: ...}), a cdag.decode result, or cdag.encode_branch args "
+                    "(encoded by the reference). Exit 1 if they differ; 2 if either is not a "
+                    "valid node (the reader's offset and reason are named).")
     c.add_argument("expected", metavar="EXPECTED")
     c.add_argument("got", metavar="GOT")
     c.add_argument("--profile", default="crucible",
