@@ -12,6 +12,7 @@ from .commands import (
     bench,
     conform,
     console,
+    dump,
     errata,
     fuzz,
     lean_coverage,
@@ -30,7 +31,7 @@ BUG_REPORT = ("this is a bug in crucible-spec: please report it with the command
               "the output of the same command run with --debug")
 
 COMMANDS = (ops, prove, mutate, serve, conform, vectors, errata, oracle, bench, record, analyze,
-            synth, lean_coverage, fuzz)
+            synth, lean_coverage, fuzz, dump)
 
 
 def build_parser() -> argparse.ArgumentParser:
