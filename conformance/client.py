@@ -94,7 +94,7 @@ class Client:
         elif waiting is not NOTHING:
             return self._fail(FLOOD, start, f"a line before request {rid} was sent: unrequested "
                                             f"output: {_show(waiting)}")
-        line = json.dumps({"id": rid, "op": op, "args": args}, separators=(",", ":")) + "\n"
+        line = request_line(rid, op, args) + "\n"
         first = op not in self.warm and op not in self.hung_first
         limit, cut = _wait_limit(self.first_timeout if first else self.timeout, deadline)
         if not _write(self.proc, line.encode(), limit):
@@ -247,3 +247,8 @@ def _pump_stdout(proc: subprocess.Popen, lines: queue.Queue) -> None:
 def _pump_stderr(proc: subprocess.Popen, tail: deque) -> None:
     for raw in iter(lambda: proc.stderr.readline(65536), b""):
         tail.append(raw.decode("utf-8", "replace"))
+
+
+def request_line(rid: int, op: str, args: Any) -> str:
+    """One request as it goes on the wire (without its newline)."""
+    return json.dumps({"id": rid, "op": op, "args": args}, separators=(",", ":"))

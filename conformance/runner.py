@@ -35,7 +35,7 @@ from ..engine import Implementation
 from ..spec.errata import profile_errata
 from ..spec.errors import RESOURCE_LIMIT, SpecError
 from ..spec.registry import REGISTRY, Op
-from .client import BUDGET, HANG, OK, Client, Reply
+from .client import BUDGET, HANG, OK, Client, Reply, request_line
 from .diff import Difference, compare
 from .vectors import Case
 
@@ -61,9 +61,17 @@ class Limits:
         return {k: getattr(self, k) for k in self.__dataclass_fields__}
 
 
+def case_id(profile: str, op: Op, index: int) -> str:
+    """A case's stable id: its vector file and line (`crucible/8/hash.fnv1a.jsonl:3`), or for
+    a fuzz input (index -1) the op's fuzz stream (`crucible/8/hash.fnv1a.fuzz`)."""
+    where = f"{profile}/{op.chapter}/{op.name}"
+    return f"{where}.fuzz" if index < 0 else f"{where}.jsonl:{index + 1}"
+
+
 @dataclass
 class Failure:
-    """One case the implementation got wrong (or misbehaved on)."""
+    """One case the implementation got wrong (or misbehaved on), with its id and the request
+    line that re-runs it."""
 
     op: str
     index: int
@@ -72,13 +80,19 @@ class Failure:
     kind: str
     difference: Difference | None = None
     detail: str = ""
+    case_id: str = ""
+
+    @property
+    def request(self) -> str:
+        return request_line(1, self.op, self.args)
 
     def describe(self) -> str:
         what = self.difference.describe() if self.difference else f"{self.kind}: {self.detail}"
-        return f"{self.op} case {self.index} ({self.source}): {what}"
+        return f"{self.op} case {self.index} [{self.case_id}] ({self.source}): {what}"
 
     def to_json(self) -> dict:
-        return {"op": self.op, "case": self.index, "source": self.source, "args": self.args,
+        return {"op": self.op, "case": self.index, "case_id": self.case_id,
+                "source": self.source, "args": self.args, "request": self.request,
                 "kind": self.kind, "detail": self.detail, "text": self.describe(),
                 "difference": self.difference.to_json() if self.difference else None}
 
@@ -87,7 +101,7 @@ class Failure:
         diff = d["difference"]
         return Failure(d["op"], d["case"], d["source"], d["args"], d["kind"],
                        Difference(**{k: v for k, v in diff.items() if k != "text"})
-                       if diff else None, d["detail"])
+                       if diff else None, d["detail"], d.get("case_id", ""))
 
 
 @dataclass
@@ -109,6 +123,13 @@ class OpResult:
     failures: list[Failure] = field(default_factory=list)
     fuzz: dict | None = None
     note: str = ""
+    failed_cases: list[int] = field(default_factory=list)
+    """The index of every failed case (`failures` holds the first MAX_FAILURES_SHOWN)."""
+    first_case: int = 0
+    """The suite index of the first case run (non-zero when one case is re-run alone)."""
+
+    fallback: bool = False
+    """Answered by the implementation's reference fallback (its hello says so)."""
 
     @property
     def status(self) -> str:
@@ -120,7 +141,7 @@ class OpResult:
             return "xfail"
         if self.skipped or self.resource_limit or (self.fuzz and self.fuzz.get("note")):
             return "incomplete"
-        return "pass"
+        return "fallback" if self.fallback else "pass"
 
     def to_json(self) -> dict:
         return {k: getattr(self, k) for k in self.__dataclass_fields__} | {
@@ -153,6 +174,9 @@ class Run:
     next_id: int = 1
     limits: Limits = field(default_factory=Limits)
     deadline: float = math.inf
+    profile: str = "crucible"
+    index_base: dict[str, int] = field(default_factory=dict)
+    """op -> the suite index of its first case given (non-zero when one case is re-run)."""
 
     def ask(self, op: str, args: dict, deadline: float = math.inf) -> Reply:
         """One request, its wait ending at `deadline` or the run's deadline, whichever is first."""
@@ -221,8 +245,10 @@ def give_up(run: Run, op_deadline: float, in_a_row: int, hangs: int) -> str:
 
 def run_op(run: Run, op: Op, cases: list[Case],
            progress: Callable[[str], None] | None = None) -> OpResult:
-    """Every case of one op, within the op's time budget and the run's."""
-    res = OpResult(op.name, cases=len(cases))
+    """Every case of one op, within the op's time budget and the run's. The timings leave out
+    the first request (an implementation may compile the op then)."""
+    base = run.index_base.get(op.name, 0)
+    res = OpResult(op.name, cases=len(cases), first_case=base)
     reference = Implementation("reference", run.errata)
     began = time.monotonic()
     op_deadline = began + run.limits.op_budget
@@ -235,19 +261,22 @@ def run_op(run: Run, op: Op, cases: list[Case],
             res.skipped = len(cases) - i
             break
         reply = run.ask(op.name, case.args, op_deadline)
-        res.impl_seconds += reply.seconds
         if reply.kind == BUDGET:
             res.skipped, res.note = len(cases) - i, run.spent(op_deadline) or BUDGET_SPENT
             break
         start = time.perf_counter()
         with contextlib.suppress(SpecError):
             reference.call(op.name, case.args)
-        res.reference_seconds += time.perf_counter() - start
+        if i:
+            res.impl_seconds += reply.seconds
+            res.reference_seconds += time.perf_counter() - start
+        index = base + i
         if reply.kind != OK:
             in_a_row += 1
             hangs += reply.kind == HANG
-            _record(res, run, Failure(op.name, i, case.source, case.args, reply.kind,
-                                      detail=reply.detail))
+            _record(res, run, Failure(op.name, index, case.source, case.args, reply.kind,
+                                      detail=reply.detail,
+                                      case_id=case_id(run.profile, op, index)))
             continue
         in_a_row = 0
         error = reply.response.get("error")
@@ -260,11 +289,12 @@ def run_op(run: Run, op: Op, cases: list[Case],
             continue
         diff = compare(op, case.args, case.result, case.error, reply.response)
         if diff is None:
-            if run.xfail.reason(op.name, i):
+            if run.xfail.reason(op.name, index):
                 res.xpassed += 1
             res.passed += 1
         else:
-            _record(res, run, Failure(op.name, i, case.source, case.args, "mismatch", diff))
+            _record(res, run, Failure(op.name, index, case.source, case.args, "mismatch", diff,
+                                      case_id=case_id(run.profile, op, index)))
     res.seconds = time.monotonic() - began
     return res
 
@@ -274,6 +304,7 @@ def _record(res: OpResult, run: Run, failure: Failure) -> None:
         res.xfailed += 1
         return
     res.failed += 1
+    res.failed_cases.append(failure.index)
     if len(res.failures) < MAX_FAILURES_SHOWN:
         res.failures.append(failure)
 
@@ -342,14 +373,16 @@ def fuzz_case(run: Run, op: Op, reference: Implementation, args: dict, deadline:
         state.note = run.spent(deadline) or BUDGET_SPENT
         return state.failure is not None
     if reply.kind != OK:
-        state.failure = Failure(op.name, -1, "fuzz", args, reply.kind, detail=reply.detail)
+        state.failure = Failure(op.name, -1, "fuzz", args, reply.kind, detail=reply.detail,
+                                case_id=case_id(run.profile, op, -1))
         return True
     if error is None and resource_limited(reply.response):
         state.resource_limit += 1
         return False
     diff = compare(op, args, want, error, reply.response)
     if diff is not None:
-        state.failure = Failure(op.name, -1, "fuzz", args, "mismatch", diff)
+        state.failure = Failure(op.name, -1, "fuzz", args, "mismatch", diff,
+                                case_id=case_id(run.profile, op, -1))
         return True
     return False
 
@@ -410,11 +443,16 @@ def fuzz_op(run: Run, op: Op, examples: int, seed_value: int, budget: float = ma
 def run_suite(client: Client, suite: dict[str, list[Case]], errata: frozenset[str],
               xfail: Xfail, fuzz: int = 0, fuzz_seed: int = 0,
               progress: Callable[[str], None] | None = None,
-              limits: Limits | None = None) -> tuple[dict | None, list[OpResult], list]:
-    """Run every op of `suite` within the limits; returns (hello, per-op results, events)."""
+              limits: Limits | None = None, profile: str = "crucible",
+              index_base: dict[str, int] | None = None,
+              done: Callable[[OpResult], None] | None = None,
+              ) -> tuple[dict | None, list[OpResult], list]:
+    """Run every op of `suite` within the limits; returns (hello, per-op results, events).
+    `done` hears of each op as it finishes."""
     limits = limits or Limits(client.timeout, client.first_timeout)
     run = Run(client, errata, xfail, limits=limits,
-              deadline=time.monotonic() + limits.run_budget)
+              deadline=time.monotonic() + limits.run_budget, profile=profile,
+              index_base=index_base or {})
     greeting = hello(run)
     results = []
     for name, cases in suite.items():
@@ -422,11 +460,21 @@ def run_suite(client: Client, suite: dict[str, list[Case]], errata: frozenset[st
         if op is None:
             continue
         res = run_op(run, op, cases, progress)
+        mark_fallbacks(greeting, [res])
         if fuzz and fuzz_wanted(res):
             if progress:
                 progress(f"{name} fuzz")
             blocks = len(fuzz_blocks(fuzz))
             res.fuzz = fuzz_op(run, op, fuzz, fuzz_seed, fuzz_share(limits, res, blocks))
         results.append(res)
+        if done:
+            done(res)
     client.close()
     return greeting, results, run.events
+
+
+def mark_fallbacks(greeting: dict | None, results: list[OpResult]) -> None:
+    """Mark the ops the implementation's hello says it answers with the reference."""
+    fallbacks = greeting.get("fallbacks") if isinstance(greeting, dict) else None
+    for res in results:
+        res.fallback = isinstance(fallbacks, dict) and res.op in fallbacks

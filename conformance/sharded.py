@@ -40,6 +40,7 @@ from .runner import (
     fuzz_share,
     fuzz_wanted,
     hello,
+    mark_fallbacks,
     merge_fuzz,
     run_op,
 )
@@ -59,6 +60,7 @@ class Setup:
     seed: int = 0
     limits: Limits = field(default_factory=Limits)
     deadline: float = math.inf
+    profile: str = "crucible"
 
 
 @dataclass(frozen=True)
@@ -116,7 +118,8 @@ def _run_shard(shard: Shard, setup: Setup, cases: list[Case], op: Op | None,
                budget: float) -> dict:
     worker = _worker(setup)
     run = Run(worker.client, setup.errata, Xfail(dict(setup.xfail)), next_id=worker.next_id,
-              limits=setup.limits, deadline=time.monotonic() + setup.deadline - time.time())
+              limits=setup.limits, deadline=time.monotonic() + setup.deadline - time.time(),
+              profile=setup.profile)
     record: dict = {"greeting": None, "result": None}
     if shard.kind == HELLO:
         record["greeting"] = hello(run)
@@ -194,6 +197,7 @@ class Campaign:
                         break
                 res.fuzz = merge_fuzz(self.fuzz, parts)
             results.append(res)
+        mark_fallbacks(first["greeting"], results)
         return first["greeting"], results, events
 
 

@@ -207,7 +207,12 @@ def test_the_sharded_run_honours_the_same_limits_and_ids(tmp_path):
 def test_budgets_and_hang_limits_must_be_positive(capsys):
     for option, value in [("--op-budget", "0"), ("--run-budget", "-1"), ("--timeout", "nan"),
                           ("--max-hangs", "0")]:
-        assert main(["conform", "--impl", "x", option, value]) == 2
+        with pytest.raises(SystemExit) as exit_:
+            main(["conform", "--impl", "x", option, value])
+        assert exit_.value.code == 2
     err = capsys.readouterr().err
-    assert "--op-budget must be a positive number of seconds" in err
-    assert "--max-hangs must be at least 1" in err and "Traceback" not in err
+    assert "argument --op-budget: 0 is out of range: it must be > 0" in err
+    assert "argument --max-hangs: 0 is out of range: it must be >= 1" in err
+    assert "Traceback" not in err
+    assert main(["conform", "--impl", "x", "--run-budget", "inf"]) == 2
+    assert "--run-budget must be a finite number of seconds" in capsys.readouterr().err

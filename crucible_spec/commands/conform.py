@@ -10,7 +10,18 @@ import sys
 import time
 from pathlib import Path
 
-from .common import Progress, UsageError, profile_errata, select_ops, write_output
+from . import console
+from .common import (
+    UsageError,
+    check_output,
+    count,
+    positive_int,
+    profile_errata,
+    read_input,
+    seconds,
+    select_ops,
+    write_output,
+)
 
 
 def _xfail(path: str | None):
@@ -19,9 +30,9 @@ def _xfail(path: str | None):
     if not path:
         return Xfail()
     try:
-        entries = json.loads(Path(path).read_text())
-    except (OSError, ValueError) as e:
-        raise UsageError(f"--xfail {path}: {e}") from None
+        entries = json.loads(read_input(path))
+    except (ValueError, UnicodeDecodeError) as e:
+        raise UsageError(f"--xfail {path} is not JSON: {e}") from None
     if not isinstance(entries, dict) or not all(isinstance(v, str) for v in entries.values()):
         raise UsageError(f"--xfail {path}: expected a JSON object {{\"op\" or \"op:case\": "
                          f"\"reason\"}}")
@@ -33,11 +44,8 @@ def _limits(args: argparse.Namespace):
     from ..conformance.runner import Limits
 
     for name in ("timeout", "first_timeout", "op_budget", "run_budget"):
-        value = getattr(args, name)
-        if not value > 0 or value == float("inf"):
-            raise UsageError(f"--{name.replace('_', '-')} must be a positive number of seconds")
-    if args.max_hangs < 1:
-        raise UsageError("--max-hangs must be at least 1")
+        if getattr(args, name) == float("inf"):
+            raise UsageError(f"--{name.replace('_', '-')} must be a finite number of seconds")
     return Limits(args.timeout, args.first_timeout, args.op_budget, args.run_budget,
                   args.max_hangs)
 
@@ -47,63 +55,95 @@ def _sharded(args: argparse.Namespace, command: list[str], suite: dict, errata: 
     """The run as a campaign of shards on Dask: (hello, results, events) as run_suite gives."""
     import hypothesis
 
-    from .. import SPEC_VERSION, campaign
+    from .. import SPEC_VERSION
     from ..conformance import sharded
 
     xfail = tuple(sorted(_xfail(args.xfail).entries.items()))
     setup = sharded.Setup(tuple(command), errata, xfail, args.seed, limits,
-                          time.time() + limits.run_budget)
+                          time.time() + limits.run_budget, args.profile)
     key = {"command": command, "profile": args.profile, "seed": args.seed, "xfail": xfail,
            "spec_version": SPEC_VERSION, "manifest_sha256": manifest,
            "hypothesis": hypothesis.__version__, "limits": limits.to_json()}
-    show = campaign.progress_printer()
     job = sharded.Campaign(setup, suite, args.fuzz)
-    tally = sharded.run(job, results=Path(args.results) if args.results else None, key=key,
-                        workers=args.workers or os.cpu_count() or 1, scheduler=args.scheduler,
-                        progress=show)
+    with console.steps("conform", 1) as s:
+        tally = sharded.run(job, results=Path(args.results) if args.results else None, key=key,
+                            workers=args.workers or os.cpu_count() or 1,
+                            scheduler=args.scheduler, progress=s.note)
     wall = time.monotonic() - tally.start
-    show("")
     print(f"{tally.done} shards ({tally.reused} reused) in {wall:.1f} s, {tally.requests} "
           f"cases sent, {tally.requests / max(wall, 1e-9):.0f} cases/s", file=sys.stderr)
     return job.merge()
 
 
+def _one_case(suite: dict, profile: str, wanted: str) -> tuple[dict, dict[str, int]]:
+    """The suite cut to the case `wanted` (`<profile>/<chapter>/<op>.jsonl:<line>`), with
+    the index of that case so its id stays the same."""
+    from ..spec.registry import REGISTRY
+
+    form = f"expected {profile}/<chapter>/<op>.jsonl:<line>, as the report prints it"
+    head, _, line = wanted.rpartition(".jsonl:")
+    parts = head.split("/")
+    if not line.isdigit() or len(parts) != 3 or parts[0] != profile:
+        raise UsageError(f"--case {wanted!r}: {form}")
+    op = REGISTRY.ops.get(parts[2])
+    if op is None or str(op.chapter) != parts[1] or op.name not in suite:
+        raise UsageError(f"--case {wanted!r}: no op {parts[2]!r} in chapter {parts[1]} of "
+                         f"profile {profile}")
+    k = int(line) - 1
+    if not 0 <= k < len(suite[op.name]):
+        raise UsageError(f"--case {wanted!r}: {op.name} has {len(suite[op.name])} cases")
+    return {op.name: [suite[op.name][k]]}, {op.name: k}
+
+
+def _in_chapter_order(suite: dict) -> dict:
+    from ..spec.registry import REGISTRY
+
+    return dict(sorted(suite.items(), key=lambda kv: (REGISTRY.ops[kv[0]].chapter, kv[0])))
+
+
 def run(args: argparse.Namespace) -> int:
     from ..conformance import report_card, vectors
     from ..conformance.client import Client
+    from ..conformance.junit import junit_xml
     from ..conformance.runner import run_suite
 
     command = shlex.split(args.impl)
     if not command:
         raise UsageError("--impl needs a command")
-    if args.workers < 0:
-        raise UsageError("--workers must be at least 1")
     errata = profile_errata(args.profile)
     limits = _limits(args)
+    for path in filter(None, (args.report, args.junit)):
+        check_output(path, force=True)
     root = Path(args.vectors) if args.vectors else vectors.VECTORS_DIR
     try:
         suite = vectors.load(root, args.profile)
     except FileNotFoundError as e:
         raise UsageError(str(e)) from None
     chosen = {op.name for op in select_ops(args.ops)}
-    suite = {name: cases for name, cases in suite.items() if name in chosen}
+    suite = _in_chapter_order({n: cases for n, cases in suite.items() if n in chosen})
+    base: dict[str, int] = {}
+    if args.case:
+        suite, base = _one_case(suite, args.profile, args.case)
     manifest = vectors.manifest_sha256(root, args.profile)
     if args.workers or args.scheduler or args.results:
         greeting, results, events = _sharded(args, command, suite, errata, manifest, limits)
     else:
-        progress = Progress()
-        greeting, results, events = run_suite(
-            Client(command, timeout=limits.timeout, first_timeout=limits.first_timeout), suite,
-            errata, _xfail(args.xfail), fuzz=args.fuzz, fuzz_seed=args.seed, progress=progress,
-            limits=limits)
-        progress.done()
-    print(report_card.render(results, events, greeting, limits))
+        with console.steps("conform", len(suite)) as s:
+            greeting, results, events = run_suite(
+                Client(command, timeout=limits.timeout, first_timeout=limits.first_timeout),
+                suite, errata, _xfail(args.xfail), fuzz=args.fuzz, fuzz_seed=args.seed,
+                limits=limits, profile=args.profile, index_base=base,
+                done=lambda r: s.step(f"{r.op} {r.status}"))
+    print(report_card.render(results, events, greeting, limits, verbose=args.verbose))
     if args.report:
         document = report_card.card(command, args.profile, manifest, greeting, results, events,
                                     args.fuzz, limits)
         text = json.dumps(document, indent=2, sort_keys=True) + "\n"
         write_output(args.report, text.encode(), force=True)
         print(f"report card: {args.report}")
+    if args.junit:
+        write_output(args.junit, junit_xml(results, args.profile), force=True)
+        print(f"junit: {args.junit}")
     return 0 if report_card.totals(results)["failed"] == 0 else 1
 
 
@@ -131,27 +171,36 @@ def add_parser(sub) -> None:
     p.add_argument("--report", metavar="FILE", help="write the JSON report card")
     p.add_argument("--xfail", metavar="FILE",
                    help='known failures: JSON {"op" or "op:case": "reason"}')
-    p.add_argument("--fuzz", type=int, default=0, metavar="N",
+    p.add_argument("--junit", metavar="FILE",
+                   help="also write the run as JUnit XML (a test case per vector case, named "
+                        "by its case id; a test suite per chapter), which CI systems read")
+    p.add_argument("--case", metavar="ID",
+                   help="run one case alone, by the id a report prints "
+                        "(crucible/8/hash.fnv1a.jsonl:3)")
+    p.add_argument("-v", "--verbose", action="store_true",
+                   help="list unsupported ops in the table instead of folding them into one "
+                        "line")
+    p.add_argument("--fuzz", type=count, default=0, metavar="N",
                    help="also send N generated inputs per op and shrink any failure")
-    p.add_argument("--seed", type=int, default=0, help="fuzzing seed (default 0)")
-    p.add_argument("--timeout", type=float, default=10.0,
+    p.add_argument("--seed", type=count, default=0, help="fuzzing seed (default 0)")
+    p.add_argument("--timeout", type=seconds, default=10.0,
                    help="seconds to wait for each response (default 10)")
-    p.add_argument("--first-timeout", type=float, default=60.0,
+    p.add_argument("--first-timeout", type=seconds, default=60.0,
                    help="seconds to wait for the first response of each op after the "
                         "implementation (re)starts, which may include starting up or "
                         "compiling that op (default 60)")
-    p.add_argument("--op-budget", type=float, default=300.0, metavar="S",
+    p.add_argument("--op-budget", type=seconds, default=300.0, metavar="S",
                    help="seconds one op may take in all, its vectors and then its fuzzing "
                         "(each fuzz block an equal share of what the vectors left); the rest "
                         "of its cases are skipped (default 300)")
-    p.add_argument("--run-budget", type=float, default=3600.0, metavar="S",
+    p.add_argument("--run-budget", type=seconds, default=3600.0, metavar="S",
                    help="seconds the whole run may take; the cases left are skipped "
                         "(default 3600)")
-    p.add_argument("--max-hangs", type=int, default=3, metavar="N",
+    p.add_argument("--max-hangs", type=positive_int, default=3, metavar="N",
                    help="give up on an op (skip the rest of its cases) after N hangs in all, "
                         "in a row or not (default 3)")
     p.add_argument("--vectors", metavar="DIR", help="vectors directory (default: bundled)")
-    p.add_argument("--workers", type=int, default=0, metavar="W",
+    p.add_argument("--workers", type=positive_int, default=None, metavar="W",
                    help="run as shards (each op's vectors, each block of 100 fuzz inputs) on a "
                         "local Dask cluster of W worker processes, each with its own "
                         "implementation process; the table, report and exit status are those "
