@@ -32,6 +32,8 @@ from typing import Any
 
 import numpy as np
 
+from .commands.console import render as render_table
+from .commands.console import table
 from .conformance.diff import within_envelope
 from .engine import Implementation, run_reference
 from .spec.build_trace import build_trace
@@ -317,9 +319,7 @@ def render_quality(rows: list[QualityRow]) -> str:
     body = [[str(r.n), str(r.lower_bound), str(r.spec_pool), f"{r.spec_ratio:.3f}",
              f"{r.spec_s:.3f}", str(r.seed_pool), f"{r.seed_ratio:.1f}", f"{r.seed_s:.3f}"]
             for r in rows]
-    widths = [max(len(x[i]) for x in [header, *body]) for i in range(len(header))]
-    return "\n".join("  ".join(c.rjust(w) if i else c.ljust(w) for i, (c, w) in
-                               enumerate(zip(x, widths, strict=True))) for x in [header, *body])
+    return render_table(table(header, body, right=header[1:]))
 
 
 def _fmt_s(x: float | None) -> str:
@@ -346,9 +346,7 @@ def render(rows: list[Row], backends: list[str]) -> str:
                      _times(r.speedup(b)), _fmt_s(r.end_to_end.get(b)),
                      _times(r.e2e_speedup(b))]
         body.append(line)
-    widths = [max(len(x[i]) for x in [header, *body]) for i in range(len(header))]
-    out = ["  ".join(c.rjust(w) if i else c.ljust(w) for i, (c, w) in
-                     enumerate(zip(x, widths, strict=True))) for x in [header, *body]]
+    out = [render_table(table(header, body, right=header[1:]))]
     notes = sorted({f"{r.op}: {n}" for r in rows for n in r.notes})
     out += [f"note: {n}" for n in notes]
     out += [f"baseline: {r.op} n={r.n}: {name}: {_fmt_s(sec)}, "

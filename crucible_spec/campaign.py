@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import json
 import os
-import sys
 import time
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable
@@ -179,18 +178,3 @@ def report(verdicts: list[mutants.Verdict], wall_s: float) -> dict:
         "mutants": len(verdicts),
         "workers": os.cpu_count(),
     }
-
-
-def progress_printer(tty: bool | None = None) -> Callable[[str], None]:
-    """Progress on stderr: a rewritten line on a terminal, else one line every 20 s."""
-    tty = sys.stderr.isatty() if tty is None else tty
-    last = [0.0]
-
-    def show(message: str) -> None:
-        if tty:
-            print(f"\r{message[:100]}".ljust(102), end="", file=sys.stderr, flush=True)
-        elif time.monotonic() - last[0] > 20:
-            last[0] = time.monotonic()
-            print(message, file=sys.stderr, flush=True)
-
-    return show

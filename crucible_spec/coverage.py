@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass
 
+from .commands.console import render as render_table
+from .commands.console import table as console_table
 from .conformance import vectors
 from .spec.registry import BACKENDS, REGISTRY
 
@@ -86,9 +88,7 @@ def render(table: list[Row]) -> str:
     body = [[r.op, str(r.chapter), r.reference, cell(r, "numba"), cell(r, "cupy"),
              str(r.vectors), pos(r), ", ".join(r.errata) or "-"]
             for r in table]
-    widths = [max(len(x[i]) for x in [header, *body]) for i in range(len(header))]
-    lines = ["  ".join(x.ljust(w) for x, w in zip(line, widths, strict=True)).rstrip()
-             for line in [header, ["-" * w for w in widths], *body]]
+    lines = [render_table(console_table(header, body))]
     holes = [f"{r.op}: {', '.join(r.holes)}" for r in table if r.holes]
     lines.append("")
     lines += [f"[{n}] {reason}" for reason, n in notes.items()]

@@ -7,6 +7,8 @@ from collections import Counter
 from pathlib import Path
 
 from .. import SPEC_VERSION
+from ..commands.console import render
+from ..commands.console import table as console_table
 from .runner import KILLED, PROVED, Outcome, z3_version
 
 STATEMENT_WIDTH = 72
@@ -25,9 +27,7 @@ def table(outcomes: list[Outcome], mutants: bool) -> str:
         body = [[o.id, _clip(o.statement), o.status + (f" ({o.states:,} states)"
                                                          if o.states is not None else ""),
                  _seconds(o)] for o in outcomes]
-    widths = [max(len(r[i]) for r in [header, *body]) for i in range(len(header))]
-    lines = ["  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip()
-             for r in [header, ["-" * w for w in widths], *body]]
+    lines = [render(console_table(header, body, right=("seconds",)))]
     for o in outcomes:
         lines += _details(o)
     return "\n".join(lines)

@@ -5,7 +5,8 @@ from __future__ import annotations
 import argparse
 import json
 
-from .common import Progress, select_ops, write_output
+from . import console
+from .common import select_ops, write_output
 
 
 def _sizes(text: str) -> list[int]:
@@ -24,11 +25,11 @@ def run(args: argparse.Namespace) -> int:
 
     ops = select_ops(args.ops, lambda op: op.bench is not None)
     backends = args.impl or ["numba", "cupy"]
-    progress = Progress()
-    rows = bench.run(ops, args.sizes, backends, args.ref_max, args.repeat, args.seed, progress)
-    planned = any(op.name == "plan.compute" for op in ops) and "numba" in backends
-    quality = bench.plan_quality(args.quality_sizes, args.seed, progress) if planned else []
-    progress.done()
+    with console.messages("bench") as progress:
+        rows = bench.run(ops, args.sizes, backends, args.ref_max, args.repeat, args.seed,
+                         progress)
+        planned = any(op.name == "plan.compute" for op in ops) and "numba" in backends
+        quality = bench.plan_quality(args.quality_sizes, args.seed, progress) if planned else []
     device = {b: device_of(b) for b in backends}
     print("devices: " + "; ".join(f"{b}: {d}" for b, d in device.items()))
     print(bench.render(rows, backends))

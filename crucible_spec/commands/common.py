@@ -1,6 +1,6 @@
 """Helpers shared by the subcommands: usage errors, values checked at parse time, reading a
-user-named input (recognised by its magic), profile and op selection, progress, and writing a
-user-named output file whole or not at all."""
+user-named input (recognised by its magic), profile and op selection, and writing a user-named
+output file whole or not at all."""
 
 from __future__ import annotations
 
@@ -8,7 +8,6 @@ import argparse
 import contextlib
 import fnmatch
 import os
-import sys
 import tempfile
 from pathlib import Path
 
@@ -81,21 +80,6 @@ def select_ops(patterns: list[str] | None, keep=lambda op: True) -> list:
     if not ops:
         raise UsageError(f"no op matches {' '.join(patterns or [])} (see 'crucible-spec ops')")
     return ops
-
-
-class Progress:
-    """A one-line progress indicator on stderr, shown only when stderr is a terminal."""
-
-    def __init__(self) -> None:
-        self.tty = sys.stderr.isatty()
-
-    def __call__(self, message: str) -> None:
-        if self.tty:
-            print(f"\r{message[:70]}".ljust(72), end="", file=sys.stderr, flush=True)
-
-    def done(self) -> None:
-        if self.tty:
-            print("\r".ljust(72) + "\r", end="", file=sys.stderr, flush=True)
 
 
 def check_output(path: str | Path, force: bool) -> None:

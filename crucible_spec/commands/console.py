@@ -5,12 +5,19 @@ on a terminal and one line per finished item in a log (so a CI log shows where a
 from __future__ import annotations
 
 import sys
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 
 from rich import box
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    SpinnerColumn,
+    TextColumn,
+    TimeElapsedColumn,
+)
 from rich.table import Table
 
 QUIET = False
@@ -103,3 +110,19 @@ def steps(label: str, total: int) -> Iterator[Steps]:
                TimeElapsedColumn())
     with Progress(*columns, console=_console(stderr=True), transient=True) as bar:
         yield Steps(bar, bar.add_task(label, total=total), label, total)
+
+
+@contextmanager
+def messages(label: str) -> Iterator[Callable[[str], None]]:
+    """Progress told as messages ("[3/40] PO8.2 proved"): a transient line that changes on a
+    terminal, else each message on a line of its own on stderr; nothing with --quiet."""
+    if QUIET:
+        yield lambda text: None
+        return
+    if not sys.stderr.isatty():
+        yield lambda text: print(text, file=sys.stderr, flush=True) if text else None
+        return
+    columns = (SpinnerColumn(), TextColumn("{task.description}"), TimeElapsedColumn())
+    with Progress(*columns, console=_console(stderr=True), transient=True) as bar:
+        task = bar.add_task(label, total=None)
+        yield lambda text: bar.update(task, description=f"{label} {text}"[:100])

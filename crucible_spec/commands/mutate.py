@@ -10,6 +10,7 @@ import random
 import time
 from pathlib import Path
 
+from . import console
 from .common import STATE_DIR, UsageError, write_output
 
 DEFAULT_CHAPTERS = "1-11,17,18"
@@ -65,14 +66,13 @@ def run(args: argparse.Namespace) -> int:
         return 0
     root = STATE_DIR / "mutate"
     results = Path(args.results) if args.results else root / "results.jsonl"
-    show = campaign.progress_printer()
     start = time.perf_counter()
-    verdicts = campaign.run(ids, checks=checks, root=root, results=results,
-                            equivalent=mutants.load_equivalent(EQUIVALENT_FILE),
-                            workers=args.workers or os.cpu_count() or 1,
-                            scheduler=args.scheduler, timeout_s=args.timeout, progress=show)
+    with console.messages("mutate") as show:
+        verdicts = campaign.run(ids, checks=checks, root=root, results=results,
+                                equivalent=mutants.load_equivalent(EQUIVALENT_FILE),
+                                workers=args.workers or os.cpu_count() or 1,
+                                scheduler=args.scheduler, timeout_s=args.timeout, progress=show)
     wall = time.perf_counter() - start
-    show("")
     print(campaign.table(campaign.tally(verdicts, lambda v: v.chapter), "chapter"))
     rep = campaign.report(verdicts, wall)
     all_row = campaign.tally(verdicts, lambda v: v.chapter)["all"]

@@ -8,7 +8,8 @@ import os
 import time
 from pathlib import Path
 
-from .common import STATE_DIR, Progress, UsageError
+from . import console
+from .common import STATE_DIR, UsageError
 
 
 def _select(patterns: list[str]) -> list[str]:
@@ -36,13 +37,12 @@ def run(args: argparse.Namespace) -> int:
         return 0
     jobs = args.jobs or os.cpu_count() or 1
     settings = runner.Settings(cache_dir(args.cache), not args.no_cache, args.timeout, jobs)
-    progress = Progress()
     start = time.perf_counter()
-    outcomes = runner.run(ids, mutants=args.mutants, settings=settings,
-                          progress=lambda o, done, total: progress(
-                              f"[{done}/{total}] {o.id} {o.verdict}"))
+    with console.steps("prove", len(ids)) as s:
+        outcomes = runner.run(ids, mutants=args.mutants, settings=settings,
+                              progress=lambda o, done, total: s.step(
+                                  f"{o.id} {o.verdict} ({o.seconds:.1f} s)"))
     wall = time.perf_counter() - start
-    progress.done()
     print(report.table(outcomes, args.mutants))
     print(report.summary(outcomes, args.mutants, wall))
     default = STATE_DIR / "reports" / ("prove-mutants.json" if args.mutants else "prove.json")

@@ -5,7 +5,8 @@ from __future__ import annotations
 import argparse
 import importlib
 
-from .common import Progress, UsageError, check_output, write_output
+from . import console
+from .common import UsageError, check_output, write_output
 
 
 def _positive(text: str) -> int:
@@ -27,14 +28,12 @@ def run(args: argparse.Namespace) -> int:
     from .. import recorder
     from ..spec.crtrace import write_crtrace
 
-    progress = Progress()
     try:
-        with recorder.load_program(args.script) as program:
+        with console.messages("record") as progress, \
+                recorder.load_program(args.script) as program:
             trace = recorder.record(program, args.iterations, args.raw_pointers, progress)
     except recorder.ScriptError as e:
         raise UsageError(str(e)) from None
-    finally:
-        progress.done()
     data = write_crtrace(trace)
     write_output(args.output, data, args.force)
     print(f"recorded {args.iterations} iterations of {args.script}: {len(trace.entries)} ops, "

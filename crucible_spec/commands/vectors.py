@@ -6,7 +6,8 @@ import argparse
 import sys
 from pathlib import Path
 
-from .common import Progress, profile_errata
+from . import console
+from .common import profile_errata
 
 
 def _profiles(names: list[str] | None) -> list[str]:
@@ -21,10 +22,9 @@ def run_generate(args: argparse.Namespace) -> int:
     from ..conformance import vectors
 
     root = Path(args.out) if args.out else vectors.VECTORS_DIR
-    progress = Progress()
     for profile in _profiles(args.profile):
-        manifest = vectors.generate(root, profile, args.count, progress)
-        progress.done()
+        with console.messages(f"vectors {profile}") as progress:
+            manifest = vectors.generate(root, profile, args.count, progress)
         total = sum(f["count"] for f in manifest["files"].values())
         print(f"{profile}: {len(manifest['files'])} ops, {total} cases -> {root / profile}")
         for kept in vectors.unlisted(root / profile, manifest["files"]):
