@@ -128,9 +128,17 @@ def test_synth_writes_the_trace_and_says_so(tmp_path, capsys):
 
 
 @pytest.mark.parametrize("argv", [["--ops", "0"], ["--ops", "1.5"], ["--ops", "x"],
-                                  ["--ops", "9", "--shape", "cnn"], ["--ops", "9", "--seed", "-1"]])
-def test_synth_mistakes_are_one_line_usage_errors(tmp_path, capsys, argv):
-    assert main(["synth", *argv, "-o", str(tmp_path / "t.crtrace")]) == 2
+                                  ["--ops", "9", "--seed", "-1"]])
+def test_synth_numbers_are_checked_at_parse_time(tmp_path, capsys, argv):
+    with pytest.raises(SystemExit) as exit_:
+        main(["synth", *argv, "-o", str(tmp_path / "t.crtrace")])
+    assert exit_.value.code == 2
+    assert "expected an integer >= " in capsys.readouterr().err
+    assert not (tmp_path / "t.crtrace").exists()
+
+
+def test_an_unknown_shape_is_a_one_line_usage_error(tmp_path, capsys):
+    assert main(["synth", "--ops", "9", "--shape", "cnn", "-o", str(tmp_path / "t.crtrace")]) == 2
     err = capsys.readouterr().err
     assert err.startswith("crucible-spec: ") and err.count("\n") == 1
     assert not (tmp_path / "t.crtrace").exists()

@@ -6,7 +6,7 @@ import argparse
 import json
 
 from . import console
-from .common import select_ops, write_output
+from .common import check_output, count, positive_int, select_ops, write_output
 
 
 def _sizes(text: str) -> list[int]:
@@ -24,6 +24,8 @@ def run(args: argparse.Namespace) -> int:
     from ..conformance.serve import device_of
 
     ops = select_ops(args.ops, lambda op: op.bench is not None)
+    if args.json:
+        check_output(args.json, force=True)
     backends = args.impl or ["numba", "cupy"]
     with console.messages("bench") as progress:
         rows = bench.run(ops, args.sizes, backends, args.ref_max, args.repeat, args.seed,
@@ -70,12 +72,12 @@ def add_parser(sub) -> None:
                         "1000,10000,100000)")
     p.add_argument("--impl", action="append", choices=["numba", "cupy"],
                    help="fast backend to time (repeatable; default both)")
-    p.add_argument("--ref-max", type=int, default=100_000,
+    p.add_argument("--ref-max", type=count, default=100_000,
                    help="largest size the reference is timed at (default 100000)")
-    p.add_argument("--repeat", type=int, default=3,
+    p.add_argument("--repeat", type=positive_int, default=3,
                    help="kernel timings: best of N, fewer once the runs took a second "
                         "(default 3; the reference runs once)")
-    p.add_argument("--seed", type=int, default=0, help="input generator seed")
+    p.add_argument("--seed", type=count, default=0, help="input generator seed")
     p.add_argument("--quality-sizes", type=_sizes, default=[1_000, 10_000, 100_000],
                    help="slot counts of the planner-quality table (default 1000,10000,100000; "
                         "1e6 adds about 15 s)")

@@ -44,6 +44,14 @@ def seconds(text: str) -> float:
     return _number(float, text, 0.0, False)
 
 
+def percent(text: str) -> float:
+    """An argparse type: a percentage, 0 to 100."""
+    value = _number(float, text, 0.0, True)
+    if value > 100:
+        raise argparse.ArgumentTypeError(f"{text} is out of range: a percentage is at most 100")
+    return value
+
+
 def read_input(path: str | Path) -> bytes:
     """The bytes of a user-named input file, or a UsageError naming it."""
     try:

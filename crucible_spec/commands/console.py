@@ -79,15 +79,11 @@ class Steps:
         else:
             print(f"[{self.done}/{self.total}] {text}", file=sys.stderr, flush=True)
 
-    def reach(self, done: int, text: str = "") -> None:
-        """`done` of the items are finished (a bar moves to it; a log hears only the end)."""
+    def reach(self, done: float, text: str = "") -> None:
+        """`done` of the items are finished: a bar moves to it (a log is not told)."""
         self.done = done
-        if QUIET:
-            return
-        if self.bar is not None:
+        if self.bar is not None and not QUIET:
             self.bar.update(self.task, completed=done, description=f"{self.label} {text}"[:60])
-        elif done >= self.total:
-            print(f"[{done}/{self.total}] {text}", file=sys.stderr, flush=True)
 
     def note(self, text: str) -> None:
         """A message about the run that is not one finished item (shown unless quiet)."""

@@ -7,7 +7,7 @@ import argparse
 import json
 import sys
 
-from .common import UsageError, write_output
+from .common import UsageError, check_output, count, seconds, write_output
 
 DEFAULT_SECONDS = 60.0
 
@@ -19,8 +19,8 @@ def run(args: argparse.Namespace) -> int:
     unknown = sorted(set(names) - set(READERS))
     if unknown:
         raise UsageError(f"no reader {unknown[0]!r}; choose from {', '.join(READERS)}")
-    if args.seconds <= 0:
-        raise UsageError(f"--seconds must be positive, got {args.seconds}")
+    if args.report:
+        check_output(args.report, force=True)
     runs = []
     for name in dict.fromkeys(names):
         print(f"{name}: fuzzing for {args.seconds:g} s (seed {args.seed})", flush=True)
@@ -53,8 +53,8 @@ def add_parser(sub) -> None:
                     "same seed gives the same inputs in the same order.")
     p.add_argument("--reader", action="append", metavar="NAME",
                    help="crtrace, cdag or wire (repeatable; default all)")
-    p.add_argument("--seconds", type=float, default=DEFAULT_SECONDS,
+    p.add_argument("--seconds", type=seconds, default=DEFAULT_SECONDS,
                    help=f"wall time per reader (default {DEFAULT_SECONDS:g})")
-    p.add_argument("--seed", type=int, default=0, help="mutation seed (default 0)")
+    p.add_argument("--seed", type=count, default=0, help="mutation seed (default 0)")
     p.add_argument("--report", metavar="FILE", help="write every finding and count as JSON")
     p.set_defaults(func=run)

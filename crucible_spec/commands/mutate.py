@@ -11,7 +11,16 @@ import time
 from pathlib import Path
 
 from . import console
-from .common import STATE_DIR, UsageError, write_output
+from .common import (
+    STATE_DIR,
+    UsageError,
+    check_output,
+    count,
+    percent,
+    positive_int,
+    seconds,
+    write_output,
+)
 
 DEFAULT_CHAPTERS = "1-11,17,18"
 EQUIVALENT_FILE = Path(__file__).resolve().parent.parent.parent / "proofs" / \
@@ -59,6 +68,8 @@ def run(args: argparse.Namespace) -> int:
     from .. import campaign, mutants
 
     checks = parse_checks(args.checks)
+    for path in filter(None, (args.report, args.results)):
+        check_output(path, force=True)
     ids = select(args)
     if args.list:
         for i in ids:
@@ -83,7 +94,8 @@ def run(args: argparse.Namespace) -> int:
         for s in rep["survivors"]:
             print(f"survived: {s}")
     path = Path(args.report) if args.report else STATE_DIR / "reports" / "mutate.json"
-    path.parent.mkdir(parents=True, exist_ok=True)
+    if not args.report:
+        path.parent.mkdir(parents=True, exist_ok=True)
     write_output(path, json.dumps(rep, indent=1, sort_keys=True).encode(), force=True)
     print(f"report: {path}")
     ok = (args.min_prove is None or 100 * all_row.ratio(all_row.prove) >= args.min_prove) and \
@@ -107,16 +119,16 @@ def add_parser(sub) -> None:
     p.add_argument("--functions", nargs="*", metavar="GLOB",
                    help="only functions whose module:qualname ends with GLOB "
                         "(e.g. 'iteration_detector:*')")
-    p.add_argument("--sample", type=int, default=0, metavar="N",
+    p.add_argument("--sample", type=count, default=0, metavar="N",
                    help="a seeded random sample of N mutants (default: all)")
-    p.add_argument("--seed", type=int, default=0, help="seed of the sample (default 0)")
+    p.add_argument("--seed", type=count, default=0, help="seed of the sample (default 0)")
     p.add_argument("--checks", default="prove,vectors,tests",
                    help="checks to run, in this order (default prove,vectors,tests)")
-    p.add_argument("--workers", type=int, default=0,
+    p.add_argument("--workers", type=positive_int, default=None,
                    help="worker processes of the local cluster (default: one per CPU)")
     p.add_argument("--scheduler", metavar="ADDRESS",
                    help="a Dask scheduler address (tcp://host:8786) instead of a local cluster")
-    p.add_argument("--timeout", type=float, default=300.0,
+    p.add_argument("--timeout", type=seconds, default=300.0,
                    help="seconds per check under one mutant; a hang counts as a kill (300)")
     p.add_argument("--results", metavar="FILE",
                    help="JSON-lines results, resumed from (default "
@@ -124,9 +136,9 @@ def add_parser(sub) -> None:
     p.add_argument("--report", metavar="FILE",
                    help="JSON report (default .crucible-spec/reports/mutate.json)")
     p.add_argument("--survivors", action="store_true", help="list every surviving mutant")
-    p.add_argument("--min-prove", type=float, metavar="PCT",
+    p.add_argument("--min-prove", type=percent, metavar="PCT",
                    help="exit 1 when prove alone kills less than PCT%% of the live mutants")
-    p.add_argument("--min-all", type=float, metavar="PCT",
+    p.add_argument("--min-all", type=percent, metavar="PCT",
                    help="exit 1 when all checks together kill less than PCT%%")
     p.add_argument("--list", action="store_true", help="list the selected mutant ids and exit")
     p.set_defaults(func=run)

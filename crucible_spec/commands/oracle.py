@@ -30,6 +30,9 @@ def run_diff(args: argparse.Namespace) -> int:
     except InvalidInput as e:
         raise UsageError(e.message) from None
     a, b = read_input(args.a), read_input(args.b)
+    for path, data in ((args.a, a), (args.b, b)):
+        if not data:
+            raise UsageError(f"{path} is empty: it holds no {s.name} record")
     diffs, notes = diff_records(s, a, b)
     if args.json:
         print(json.dumps({"struct": s.name, "notes": notes,

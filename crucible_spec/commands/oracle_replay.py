@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 
-from .common import UsageError, profile_errata
+from .common import UsageError, count, profile_errata
 
 
 def run_replay(args: argparse.Namespace) -> int:
@@ -41,7 +41,7 @@ def add_actions(osub) -> None:
                     "if replay leaves compiled mode.")
     r.add_argument("recording", metavar="RECORDING")
     r.add_argument("stream", metavar="STREAM")
-    r.add_argument("--region", type=int, default=None,
+    r.add_argument("--region", type=count, default=None,
                    help="which region of the recording (default: the last one published)")
     r.add_argument("--profile", default="crucible", help="errata profile (default crucible)")
     r.add_argument("--json", action="store_true", help="machine-readable output")

@@ -9,7 +9,7 @@ import time
 from pathlib import Path
 
 from . import console
-from .common import STATE_DIR, UsageError
+from .common import STATE_DIR, UsageError, check_output, positive_int, seconds
 
 
 def _select(patterns: list[str]) -> list[str]:
@@ -30,6 +30,8 @@ def run(args: argparse.Namespace) -> int:
     from ..spec.registry import REGISTRY, po_sort_key
 
     ids = _select(args.ids)
+    if args.report:
+        check_output(args.report, force=True)
     if args.list:
         for i in sorted(ids, key=po_sort_key):
             po = REGISTRY.obligations[i]
@@ -63,9 +65,9 @@ def add_parser(sub) -> None:
                                                         "default: all")
     p.add_argument("--mutants", action="store_true",
                    help="check that every obligation fails on each of its mutants")
-    p.add_argument("-j", "--jobs", type=int, default=0,
+    p.add_argument("-j", "--jobs", type=positive_int, default=None,
                    help="parallel workers (default: one per CPU)")
-    p.add_argument("--timeout", type=float, default=None,
+    p.add_argument("--timeout", type=seconds, default=None,
                    help="seconds per z3 query, overriding each obligation's own")
     p.add_argument("--no-cache", action="store_true", help="neither read nor write the cache")
     p.add_argument("--cache", metavar="DIR", help="cache directory (default "

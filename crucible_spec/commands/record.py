@@ -6,17 +6,7 @@ import argparse
 import importlib
 
 from . import console
-from .common import UsageError, check_output, write_output
-
-
-def _positive(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError("the iteration count must be at least 1")
-    return value
+from .common import UsageError, check_output, positive_int, write_output
 
 
 def run(args: argparse.Namespace) -> int:
@@ -55,7 +45,7 @@ def add_parser(sub) -> None:
     p.add_argument("-o", "--output", required=True, metavar="PATH",
                    help="the .crtrace to write (an existing file is kept unless --force)")
     p.add_argument("--force", action="store_true", help="replace an existing output file")
-    p.add_argument("--iterations", type=_positive, default=3,
+    p.add_argument("--iterations", type=positive_int, default=3,
                    help="steps to record back to back (default 3: iteration detection needs "
                         "two full iterations plus a few ops)")
     p.add_argument("--raw-pointers", action="store_true",

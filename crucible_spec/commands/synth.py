@@ -8,8 +8,9 @@ import math
 from .common import UsageError, check_output, write_output
 
 
-def count(text: str, what: str, least: int) -> int:
-    """An integer written as 100000, 100_000 or 1e5, at least `least`."""
+def integer(text: str, least: int) -> int:
+    """An integer written as 100000, 100_000 or 1e5, at least `least` (an argparse type's
+    check)."""
     try:
         value: int | None = int(text)
     except ValueError:
@@ -19,8 +20,18 @@ def count(text: str, what: str, least: int) -> int:
             f = math.nan
         value = int(f) if f.is_integer() else None
     if value is None or value < least:
-        raise UsageError(f"{what}: expected an integer >= {least}, got {text!r}")
+        raise argparse.ArgumentTypeError(f"expected an integer >= {least}, got {text!r}")
     return value
+
+
+def op_count(text: str) -> int:
+    """An argparse type: an op count of at least 1 (1e5 and 100_000 allowed)."""
+    return integer(text, 1)
+
+
+def seed_value(text: str) -> int:
+    """An argparse type: a seed of at least 0."""
+    return integer(text, 0)
 
 
 def summary(num_ops: int, length: int, metas: int, size: int) -> str:
@@ -36,15 +47,14 @@ def run(args: argparse.Namespace) -> int:
 
     if args.shape not in SHAPES:
         raise UsageError(f"--shape: {args.shape!r} is not one of {', '.join(SHAPES)}")
-    num_ops = count(args.ops, "--ops", 1)
-    seed = count(args.seed, "--seed", 0)
+    seed = args.seed
     check_output(args.output, args.force)
-    trace = synthetic_trace(num_ops, args.shape, seed, args.fresh_storages)
+    trace = synthetic_trace(args.ops, args.shape, seed, args.fresh_storages)
     data = write_crtrace(trace)
     write_output(args.output, data, args.force)
     length = iteration_length(args.shape, seed)
     print(f"synthesized {args.shape} (seed {seed}): "
-          f"{summary(num_ops, length, len(trace.metas), len(data))} -> {args.output}")
+          f"{summary(args.ops, length, len(trace.metas), len(data))} -> {args.output}")
     return 0
 
 
@@ -59,11 +69,11 @@ def add_parser(sub) -> None:
                     "ops an iteration; transformer: a 2-block GPT with AdamW, 408 ops. Every "
                     "iteration has the same pointers, as a caching allocator gives them, unless "
                     "--fresh-storages. The same arguments give the same bytes.")
-    p.add_argument("--ops", required=True, metavar="N",
+    p.add_argument("--ops", required=True, metavar="N", type=op_count,
                    help="number of ops in the trace (e.g. 100000 or 1e5)")
     p.add_argument("--shape", default="mlp", metavar="SHAPE",
                    help="mlp (default) or transformer")
-    p.add_argument("--seed", default="0", metavar="S",
+    p.add_argument("--seed", default=0, metavar="S", type=seed_value,
                    help="picks the model's sizes, dtype and addresses, never its ops "
                         "(default 0)")
     p.add_argument("--fresh-storages", action="store_true",

@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 
 from . import console
-from .common import profile_errata
+from .common import positive_int, profile_errata
 
 
 def _profiles(names: list[str] | None) -> list[str]:
@@ -63,7 +63,8 @@ def add_parser(sub) -> None:
                                                 "manifest")
     g.add_argument("--profile", action="append", help="profile (repeatable; default: all "
                                                       "that differ)")
-    g.add_argument("--count", type=int, default=32, help="generated cases per op (default 32)")
+    g.add_argument("--count", type=positive_int, default=32,
+                   help="generated cases per op (default 32)")
     g.set_defaults(func=run_generate)
     v = vsub.add_parser("verify", help="check files against the manifest and the reference",
                         description="Check every vector file against its manifest (sha256, "
