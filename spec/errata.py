@@ -53,16 +53,23 @@ def result_witnesses(e: Erratum) -> list[tuple[str, dict]]:
 
 
 def profiles() -> dict[str, frozenset[str]]:
-    """Every profile name and the errata it turns on."""
+    """Every profile offered and the errata it turns on: the default, and each seed's profile
+    once its chapters hold an erratum (an empty seed profile would reproduce nothing)."""
     out = {DEFAULT_PROFILE: NO_ERRATA}
     for seed in SEEDS.values():
-        out[seed] = frozenset(e.id for e in REGISTRY.errata.values() if e.seed == seed)
+        errata = frozenset(e.id for e in REGISTRY.errata.values() if e.seed == seed)
+        if errata:
+            out[seed] = errata
     return out
 
 
 def profile_errata(name: str) -> frozenset[str]:
-    """The errata of profile `name`; KeyError names the known profiles."""
+    """The errata of profile `name`; KeyError names the known profiles, or says the seed's
+    chapters have not landed."""
     known = profiles()
-    if name not in known:
-        raise KeyError(f"unknown profile {name!r}; known: {', '.join(sorted(known))}")
-    return known[name]
+    if name in known:
+        return known[name]
+    if name in SEEDS.values():
+        raise KeyError(f"profile {name!r} is not offered yet: its seed's chapters hold no "
+                       f"erratum; known: {', '.join(sorted(known))}")
+    raise KeyError(f"unknown profile {name!r}; known: {', '.join(sorted(known))}")
