@@ -7,9 +7,10 @@ from dataclasses import dataclass
 
 from ..engine import Implementation
 from ..spec.errors import SpecError
-from ..spec.layout import Leaf, Struct, leaf_name, leaves
+from ..spec.layout import Struct, leaf_name, leaves
 from ..spec.registry import REGISTRY, Op
 from .diff import Difference, compare
+from .trace_fields import show_leaf
 
 
 @dataclass(frozen=True)
@@ -25,15 +26,6 @@ class FieldDiff:
     def describe(self, struct: str) -> str:
         return (f"record {self.record} {struct}{self.field} @ byte {self.offset}: "
                 f"{self.a} != {self.b}")
-
-
-def _show(leaf: Leaf | None, raw: bytes) -> str:
-    value = int.from_bytes(raw, "little", signed=bool(leaf and leaf.signed))
-    if leaf is None or leaf.wire == "pad":
-        return raw.hex()
-    if leaf.wire == "hex":
-        return f"0x{value:0{2 * leaf.size}x}"
-    return str(bool(value)) if leaf.wire == "bool" and value < 2 else str(value)
 
 
 def diff_records(s: Struct, a: bytes, b: bytes) -> tuple[list[FieldDiff], list[str]]:
@@ -58,7 +50,7 @@ def diff_records(s: Struct, a: bytes, b: bytes) -> tuple[list[FieldDiff], list[s
             xa, xb = ra[span], rb[span]
             if xa != xb:
                 out.append(FieldDiff(r, leaf_name(leaf), r * s.size + leaf.offset,
-                                     _show(leaf, xa), _show(leaf, xb)))
+                                     show_leaf(leaf, xa), show_leaf(leaf, xb)))
         for off in range(s.size):
             if off not in covered and ra[off] != rb[off]:
                 out.append(FieldDiff(r, " implicit padding", r * s.size + off,

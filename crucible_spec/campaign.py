@@ -14,6 +14,8 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from . import mutants
+from .commands.console import render
+from .commands.console import table as console_table
 from .proofs import mutation, patch, runner
 
 
@@ -151,16 +153,15 @@ def tally(verdicts: Iterable[mutants.Verdict], key: Callable[[mutants.Verdict], 
 
 
 def table(rows: dict[object, Row], title: str) -> str:
-    head = (f"{title:>8}  planted  equiv  error  by prove  +vectors  +tests  survived  "
-            f"prove%  all%")
-    lines = [head, "-" * len(head)]
+    """Per group (chapter or function) the mutants planted, equivalent, errors, killed by each
+    stage, surviving, and the kill ratios; the `all` row last."""
+    header = [title, "planted", "equiv", "error", "by prove", "+vectors", "+tests", "survived",
+              "prove%", "all%"]
     keys = [*sorted((k for k in rows if k != "all"), key=lambda k: (str(type(k)), k)), "all"]
-    for k in keys:
-        r = rows[k]
-        lines.append(f"{k!s:>8}  {r.planted:7}  {r.equivalent:5}  {r.error:5}  {r.prove:8}  "
-                     f"{r.vectors:8}  {r.tests:6}  {r.survived:8}  "
-                     f"{100 * r.ratio(r.prove):5.1f}  {100 * r.ratio(r.killed):4.1f}")
-    return "\n".join(lines)
+    body = [[str(k), r.planted, r.equivalent, r.error, r.prove, r.vectors, r.tests, r.survived,
+             f"{100 * r.ratio(r.prove):.1f}", f"{100 * r.ratio(r.killed):.1f}"]
+            for k, r in ((k, rows[k]) for k in keys)]
+    return render(console_table(header, body, right=header[1:]))
 
 
 def report(verdicts: list[mutants.Verdict], wall_s: float) -> dict:

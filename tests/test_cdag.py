@@ -184,6 +184,7 @@ def test_numba_matches_the_reference_both_ways(regions):
         assert call("numba", "cdag.encode", {"region": ref["region"]}) == {"hex": h}
 
 
+@pytest.mark.slow
 def test_numba_on_a_big_region_matches_the_reference():
     args = cdag_bench(1500, np.random.default_rng(7))[0]
     data = call("reference", "cdag.encode", args)

@@ -8,6 +8,7 @@ from __future__ import annotations
 import random
 from dataclasses import replace
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -95,11 +96,13 @@ def _campaign(po: Property, pool: list[tuple[bytes, list[int]]], n: int) -> None
     assert found.counterexample is None, found.counterexample
 
 
+@pytest.mark.slow
 def test_mutated_regions_decode_canonically_or_are_rejected():
     """PO18.74 over 10,000 mutations of the golden and seeded regions."""
     _campaign(REGION_FUZZ, POOL, 10_000)
 
 
+@pytest.mark.slow
 def test_mutated_branches_decode_canonically_or_are_rejected():
     """PO18.75 over 2,000 mutations of the 80-byte golden branch and a 3-arm one."""
     _campaign(BRANCH_FUZZ, BRANCHES, 2_000)

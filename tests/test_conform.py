@@ -38,6 +38,7 @@ def fake(tmp_path: Path, body: str) -> list[str]:
 
 
 @pytest.mark.parametrize("impl", IMPLS)
+@pytest.mark.slow
 def test_our_own_implementations_pass_the_whole_suite(impl, tmp_path):
     report = tmp_path / "card.json"
     code = main(["conform", "--impl", f"{sys.executable} -m crucible_spec serve --impl {impl}",
@@ -50,11 +51,13 @@ def test_our_own_implementations_pass_the_whole_suite(impl, tmp_path):
                                             vectors.load(vectors.VECTORS_DIR, "crucible").values())
 
 
+@pytest.mark.slow
 def test_seed_profile_suite_passes_under_the_seed_profile():
     cmd = f"{sys.executable} -m crucible_spec serve --profile crucible@8d2680a2"
     assert main(["conform", "--impl", cmd, "--profile", "crucible@8d2680a2"]) == 0
 
 
+@pytest.mark.slow
 def test_the_seed_fails_the_default_profile_exactly_on_errata(tmp_path):
     report = tmp_path / "card.json"
     cmd = f"{sys.executable} -m crucible_spec serve --profile crucible@8d2680a2"
@@ -83,6 +86,7 @@ def test_a_crashing_implementation_is_reported_and_the_run_goes_on(tmp_path):
     assert all(r.status == "fail" and r.skipped for r in results)
 
 
+@pytest.mark.slow
 def test_a_hanging_implementation_times_out(tmp_path):
     client = Client(fake(tmp_path, "time.sleep(60)"), timeout=0.5, first_timeout=0.5)
     start = time.perf_counter()
@@ -102,6 +106,7 @@ print(json.dumps({"id": req["id"], "ok": False, "error": {"code": "unsupported",
 """
 
 
+@pytest.mark.slow
 def test_the_first_call_of_each_op_may_take_longer(tmp_path):
     client = Client(fake(tmp_path, SLOW_FIRST_CALL), timeout=0.5, first_timeout=30)
     _, results, events = run_suite(client, small_suite("hash.fmix64", "hash.wymix"),
@@ -116,6 +121,7 @@ def test_garbage_output_is_reported(tmp_path):
     assert events[0]["kind"] == GARBAGE and "hello world" in events[0]["detail"]
 
 
+@pytest.mark.slow
 def test_a_flooding_implementation_is_reported(tmp_path):
     body = """
 while True:

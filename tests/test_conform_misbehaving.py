@@ -99,6 +99,7 @@ def test_resource_limit_in_place_of_a_spec_error_is_a_mismatch():
     assert res.failures[0].difference.got == "resource_limit"
 
 
+@pytest.mark.slow
 def test_an_op_is_given_up_after_max_hangs_in_all_not_only_in_a_row():
     """Hanging on every other request never makes three failures in a row."""
     _, results, events = run(impl("hang", every=2), suite("hash.fmix64", "hash.wymix", n=12),
@@ -110,6 +111,7 @@ def test_an_op_is_given_up_after_max_hangs_in_all_not_only_in_a_row():
     assert [e["kind"] for e in events] == [HANG] * 6
 
 
+@pytest.mark.slow
 def test_a_restart_does_not_give_a_hung_op_the_long_first_wait_again():
     """The first request waits --first-timeout and hangs; the restarted processes' first
     requests of the same op wait --timeout only."""
@@ -175,6 +177,7 @@ def conform(tmp_path: Path, name: str, command: list[str], *options: str) -> tup
     return code, card
 
 
+@pytest.mark.slow
 def test_hash_ops_against_a_hang_on_every_other_request_end_with_limits_stated(tmp_path,
                                                                               capsys):
     options = ["--ops", "hash.*", "--max-hangs", "2", "--op-budget", "5", "--run-budget", "60"]
@@ -191,6 +194,7 @@ def test_hash_ops_against_a_hang_on_every_other_request_end_with_limits_stated(t
         assert op["skipped"] == op["cases"] - 4
 
 
+@pytest.mark.slow
 def test_the_sharded_run_honours_the_same_limits_and_ids(tmp_path):
     """The same cards, ids checked and hangs counted as in one process; null ids named."""
     options = ["--ops", "hash.fmix64", "hash.wymix", "--max-hangs", "2"]

@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 import jsonschema
+import pytest
 
 from crucible_spec.cli import main
 from crucible_spec.conformance import report_card, sharded
@@ -59,6 +60,7 @@ def table(out: str) -> list[str]:
             if not line.startswith("report card:")]
 
 
+@pytest.mark.slow
 def test_two_workers_give_the_single_process_table_and_card(tmp_path, capsys):
     options = ["--ops", "hash.*", "--fuzz", "20"]
     single = conform(tmp_path, "single", REFERENCE, *options)
@@ -72,6 +74,7 @@ def test_two_workers_give_the_single_process_table_and_card(tmp_path, capsys):
     assert "shards (0 reused)" in captured.err and "cases/s" in captured.err
 
 
+@pytest.mark.slow
 def test_a_rerun_with_results_does_no_work(tmp_path, capsys, monkeypatch):
     results = tmp_path / "shards.jsonl"
     options = ["--ops", "hash.fmix64", "hash.wymix", "--fuzz", "120", "--workers", "2",
@@ -95,6 +98,7 @@ def test_a_rerun_with_results_does_no_work(tmp_path, capsys, monkeypatch):
     assert "a rerun started a cluster" in capsys.readouterr().err
 
 
+@pytest.mark.slow
 def test_a_failing_implementation_fails_on_the_same_first_case(tmp_path):
     script = tmp_path / "planted.py"
     script.write_text(PLANTED)

@@ -26,6 +26,7 @@ def test_every_op_has_a_kernel_or_a_reason_per_backend():
 @pytest.mark.parametrize("name,backend", PAIRS)
 @settings(max_examples=60)
 @given(data=st.data())
+@pytest.mark.slow
 def test_kernel_matches_reference_on_generated_batches(name, backend, data):
     assert_batch_matches(name, backend, data, frozenset(), 24)
 

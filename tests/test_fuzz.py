@@ -149,12 +149,14 @@ def test_mutations_are_the_same_for_a_seed():
 
 
 @pytest.mark.parametrize("reader,count", [("crtrace", 120), ("cdag", 1500)])
+@pytest.mark.slow
 def test_a_bounded_fuzz_run_finds_nothing(reader, count):
     run = run_reader(reader, seconds=600, seed=7, max_inputs=count)
     assert run.tried == count
     assert run.findings == []
 
 
+@pytest.mark.slow
 def test_mutated_requests_of_every_op_get_no_internal_answer():
     rng = np.random.default_rng(7)
     found = [f for batch in itertools.islice(fuzz_wire(rng), 1500) for f in batch]

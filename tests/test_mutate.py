@@ -107,6 +107,7 @@ def _deps_for(mutant_id: str) -> mutants.Dependencies:
     return _deps({function: ["PO10.1"]}, {function: ["plan.compute|crucible"]})
 
 
+@pytest.mark.slow
 def test_prove_kills_a_planner_mutant_and_vectors_see_it_too(tmp_path):
     mutant_id = _planner_mutant()
     deps = _deps_for(mutant_id)
@@ -126,6 +127,7 @@ def test_listed_equivalent_mutants_and_missing_checks(tmp_path):
     assert (v.status, v.equivalent) == ("equivalent", "the reason")
 
 
+@pytest.mark.slow
 def test_the_campaign_runs_on_a_local_cluster_and_resumes(tmp_path, monkeypatch):
     mutant_id = _planner_mutant()
     monkeypatch.setattr(mutants, "build", lambda checks, root, progress: _deps_for(mutant_id))
@@ -225,6 +227,7 @@ def test_a_failing_check_is_never_counted_as_a_kill(tmp_path):
     assert v.status == "survived"
 
 
+@pytest.mark.slow
 def test_traces_are_reused_until_their_code_changes(tmp_path, monkeypatch):
     deps = mutants.Dependencies()
     seen = []
@@ -243,6 +246,7 @@ def test_traces_are_reused_until_their_code_changes(tmp_path, monkeypatch):
     assert sorted(seen) == ["PO1.1", "PO1.2", "PO1.2"]
 
 
+@pytest.mark.slow
 def test_the_tests_stage_runs_the_tests_that_call_the_function_under_the_mutant(tmp_path):
     mutant_id = _planner_mutant()
     node = "tests/test_analysis_properties.py::test_broken_planners_are_caught"
@@ -251,6 +255,7 @@ def test_the_tests_stage_runs_the_tests_that_call_the_function_under_the_mutant(
     assert (v.status, v.killed_by) == ("killed:tests", f"tests:{node}")
 
 
+@pytest.mark.slow
 def test_the_tracing_plugin_records_what_each_test_calls(tmp_path):
     import os
     import subprocess

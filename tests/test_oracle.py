@@ -6,6 +6,8 @@ import json
 import subprocess
 import sys
 
+import pytest
+
 from crucible_spec.cli import main
 from crucible_spec.conformance.oracle import diff_records, explain
 from crucible_spec.spec.registry import REGISTRY
@@ -83,6 +85,7 @@ def test_errata_listing(capsys):
     assert json.loads(capsys.readouterr().out) == []
 
 
+@pytest.mark.slow
 def test_pytest_plugin_runs_the_suite_as_items(tmp_path):
     impl = f"{sys.executable} -m crucible_spec serve --impl numba"
     proc = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",

@@ -97,6 +97,7 @@ def test_known_offsets_and_keys():
     assert float(to_uniform_f32(0xFFFFFFFF, SEED)) == 1.0
 
 
+@pytest.mark.slow
 def test_uniform_chi_square_as_the_seed_tests_it():
     """100k words generate(i, 0x12345678)[0] in 100 bins: chi² 73.9 (the real code's value)."""
     counts = np.zeros(100, dtype=np.int64)

@@ -72,6 +72,7 @@ def settings(tmp_path_factory):
 
 
 @pytest.mark.parametrize("bug", sorted(BUGS))
+@pytest.mark.slow
 def test_the_bug_is_killed_by_prove_alone(bug, settings):
     plant, chapter = BUGS[bug]  # without the bug every obligation proves (test_prove.py)
     with plant():

@@ -19,6 +19,7 @@ def settings(tmp_path):
     return runner.Settings(cache_root=tmp_path / "cache", jobs=2)
 
 
+@pytest.mark.slow
 def test_all_obligations_prove_then_come_from_the_cache(settings):
     first = runner.run(REGISTRY.obligations, mutants=False, settings=settings)
     assert {o.id for o in first} == set(REGISTRY.obligations)
@@ -28,6 +29,7 @@ def test_all_obligations_prove_then_come_from_the_cache(settings):
     assert all(o.cached and o.status == runner.PROVED for o in second)
 
 
+@pytest.mark.slow
 def test_every_mutant_is_killed(settings):
     outcomes = runner.run(REGISTRY.obligations, mutants=True, settings=settings)
     assert len(outcomes) == sum(len(po.mutants) for po in REGISTRY.obligations.values())
@@ -63,6 +65,7 @@ def test_witness_queries_are_proved_by_a_model(settings):
     assert runner.check_obligation(po, None, settings).status == runner.PROVED
 
 
+@pytest.mark.slow
 def test_prove_cli_exit_codes_and_report(tmp_path, capsys):
     report = tmp_path / "r.json"
     args = ["prove", "PO8.*", "--cache", str(tmp_path / "c"), "--report", str(report), "-j", "1"]

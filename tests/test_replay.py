@@ -70,6 +70,7 @@ def test_numba_engine_matches_the_reference(errata, args):
         Implementation("reference", errata).call("replay.engine", wire)
 
 
+@pytest.mark.slow
 def test_numba_engine_long_stream_and_odd_hex():
     region = [op(0x100 + i, 0x200 + i) for i in range(50)]
     stream = region * 2000
@@ -155,6 +156,7 @@ def test_invalid_inputs_are_rejected_with_a_path(name):
 
 
 @pytest.mark.parametrize("po", ["PO11.1", "PO11.2", "PO11.5"])
+@pytest.mark.slow
 def test_model_checked_obligations_hold_and_kill_their_mutants(po, tmp_path):
     settings = runner.Settings(cache_root=tmp_path, use_cache=False)
     ob = REGISTRY.obligations[po]

@@ -32,6 +32,7 @@ def test_modelling_kernels_answer_the_seed_profile_themselves():
 @pytest.mark.parametrize("name,backend", PAIRS)
 @settings(max_examples=20)
 @given(data=st.data())
+@pytest.mark.slow
 def test_kernel_matches_the_reference_under_the_seed_profile(name, backend, data):
     assert_batch_matches(name, backend, data, SEED, 16)
 

@@ -6,11 +6,14 @@ import json
 import subprocess
 import sys
 
+import pytest
+
 from crucible_spec.cli import main
 from crucible_spec.conformance import golden, vectors
 from crucible_spec.spec.registry import REGISTRY
 
 
+@pytest.mark.slow
 def test_two_generations_are_byte_identical_and_verify(tmp_path):
     a, b = tmp_path / "a", tmp_path / "b"
     for root in (a, b):
@@ -24,6 +27,7 @@ def test_two_generations_are_byte_identical_and_verify(tmp_path):
         assert vectors.verify(a, profile) == []
 
 
+@pytest.mark.slow
 def test_generation_is_the_same_in_a_fresh_process(tmp_path):
     code = ("import sys; from pathlib import Path; import crucible_spec; crucible_spec.load_all();"
             "from crucible_spec.conformance import vectors;"
@@ -35,6 +39,7 @@ def test_generation_is_the_same_in_a_fresh_process(tmp_path):
         assert p.read_bytes() == (tmp_path / "y" / p.relative_to(tmp_path / "x")).read_bytes()
 
 
+@pytest.mark.slow
 def test_the_bundled_suite_verifies_and_covers_every_op():
     for profile in vectors.vector_profiles():
         assert vectors.verify(vectors.VECTORS_DIR, profile) == []
@@ -54,6 +59,7 @@ def test_golden_values_keep_their_provenance():
         {"out": "0xaf63bd4c8601b7df"}
 
 
+@pytest.mark.slow
 def test_verify_catches_tampering(tmp_path):
     vectors.generate(tmp_path, "crucible", per_op=4)
     path = tmp_path / "crucible" / "8" / "hash.fmix64.jsonl"
@@ -68,6 +74,7 @@ def test_verify_catches_tampering(tmp_path):
     assert any("missing" in p for p in vectors.verify(tmp_path, "crucible"))
 
 
+@pytest.mark.slow
 def test_vectors_cli(tmp_path, capsys):
     assert main(["vectors", "generate", "--out", str(tmp_path), "--count", "4"]) == 0
     assert main(["vectors", "verify", "--dir", str(tmp_path)]) == 0

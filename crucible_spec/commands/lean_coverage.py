@@ -6,6 +6,8 @@ import argparse
 import json
 from pathlib import Path
 
+from . import console
+
 PAPER = Path("papers") / "lean-coverage.md"
 
 
@@ -26,9 +28,10 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(lc.summary(inv) | {"problems": problems}, indent=2))
     else:
-        for r in lc.chapter_rows(inv):
-            print(f"chapter {r.chapter:>2}  {r.covered:>3} / {r.theorems:<3} {r.percent:5.1f}%  "
-                  f"{', '.join(r.modules)}")
+        console.print_table(
+            ["chapter", "covered", "theorems", "%", "Lean modules"],
+            [[r.chapter, r.covered, r.theorems, f"{r.percent:.1f}", ", ".join(r.modules)]
+             for r in lc.chapter_rows(inv)], right=("chapter", "covered", "theorems", "%"))
         total = lc.scope_total(lc.chapter_rows(inv))
         print(f"yellowpaper chapters: {total.covered} / {total.theorems} "
               f"({total.percent:.1f}%)")
