@@ -1,15 +1,18 @@
-"""Readable listings of the binary files the spec reads: a .crtrace (header, then per op its
-index, name, hashes, scalars and the TensorMeta of each input and output) and a CDAG node (its
-decoded fields, then its ops). Each listing is a stream of lines or of JSON-ready records, so a
-100k-op trace is printed op by op.
+"""Readable listings of the files the spec reads: a .crtrace (header, then per op its index,
+name, hashes, scalars and the TensorMeta of each input and output), a CDAG node (its decoded
+fields, then its ops) and a Cipher checkpoint store (HEAD, the log, each stored region). Each
+listing is a stream of lines or of JSON-ready records, so a 100k-op trace is printed op by op.
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Iterator
+from pathlib import Path
 
+from ..spec.cipher import Cipher
 from ..spec.errata import NO_ERRATA
+from ..spec.errors import InvalidInput
 from ..spec.types import NONE32, DeviceType, ScalarType
 from .oracle_cdag import decoded
 from .trace_fields import TraceFile
@@ -106,3 +109,44 @@ def dump_cdag(data: bytes, ops: slice, as_json: bool,
     for i in chosen:
         yield f"op {i}: {json.dumps(node_ops[i], sort_keys=True)}"
 
+
+def is_cipher_store(root: Path) -> bool:
+    """A directory laid out as a Cipher store: an objects/ directory, and a HEAD or a log."""
+    return (root / "objects").is_dir() and ((root / "HEAD").is_file() or
+                                           (root / "log").is_file())
+
+
+def _store_files(root: Path) -> dict[str, bytes]:
+    objects = sorted(str(p.relative_to(root)) for p in (root / "objects").glob("*/*")
+                     if p.is_file())
+    names = ["HEAD", "log", *objects]
+    return {n: (root / n).read_bytes() for n in names if (root / n).is_file()}
+
+
+def dump_cipher(root: Path, as_json: bool, errata: frozenset[str] = NO_ERRATA) -> Iterator[str]:
+    """A Cipher store: its head, every log entry (step, hash, time), then every object with
+    the content hash and op count of the region it holds (or why it does not decode)."""
+    files = _store_files(root)
+    store = Cipher.open(files)
+    objects = []
+    for name in sorted(n for n in files if n.startswith("objects/")):
+        record = {"path": name, "bytes": len(files[name])}
+        try:
+            kind, fields = decoded(files[name], errata)
+            record |= {"kind": kind, "content_hash": fields.get("content_hash"),
+                       "num_ops": len(fields.get("ops", []))}
+        except InvalidInput as e:
+            record |= {"error": e.message}
+        objects.append(record)
+    head = f"0x{store.head:016x}"
+    log = [{"step": e.step_id, "hash": f"0x{e.hash:016x}", "ts": e.ts} for e in store.log]
+    if as_json:
+        yield json.dumps({"kind": "cipher", "head": head, "log": log, "objects": objects},
+                         sort_keys=True)
+        return
+    yield f"cipher store: head {head}, {len(log)} log entries, {len(objects)} objects"
+    for e in log:
+        yield f"  step {e['step']}: {e['hash']} at {e['ts']}"
+    for o in objects:
+        what = o.get("error") or f"{o['kind']} {o['content_hash']}, {o['num_ops']} ops"
+        yield f"  {o['path']}: {o['bytes']} bytes, {what}"

@@ -64,3 +64,28 @@ def test_a_bad_range_is_refused_at_parse_time(trace):
     with pytest.raises(SystemExit) as exit_:
         main(["dump", trace, "--ops", "a:b"])
     assert exit_.value.code == 2
+
+
+def test_a_cipher_store_lists_head_log_and_objects(tmp_path, capsys):
+    """A store laid out by hand: objects/<2 hex>/<14 hex>, HEAD, and a log line per step."""
+    content = REGION["content_hash"]
+    digits = f"{int(content, 16):016x}"
+    (tmp_path / "objects" / digits[:2]).mkdir(parents=True)
+    (tmp_path / "objects" / digits[:2] / digits[2:]).write_bytes(bytes.fromhex(REGION["hex"]))
+    (tmp_path / "objects" / "ff").mkdir()
+    (tmp_path / "objects" / "ff" / "00000000000001").write_bytes(b"not a node")
+    (tmp_path / "HEAD").write_text(digits + "\n")
+    (tmp_path / "log").write_text(f"7,{digits},123\n")
+    assert main(["dump", str(tmp_path)]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[0] == f"cipher store: head 0x{digits}, 1 log entries, 2 objects"
+    assert out[1] == f"  step 7: 0x{digits} at 123"
+    size = len(REGION["hex"]) // 2
+    assert out[2] == (f"  objects/{digits[:2]}/{digits[2:]}: {size} bytes, region 0x{digits}, "
+                      f"3 ops")
+    assert out[3].startswith("  objects/ff/00000000000001: 10 bytes, ")
+
+
+def test_a_directory_that_is_no_store_is_a_usage_error(tmp_path, capsys):
+    assert main(["dump", str(tmp_path)]) == 2
+    assert capsys.readouterr().err.startswith("crucible-spec: cannot read ")

@@ -1,9 +1,10 @@
-"""`crucible-spec dump`: a readable listing of a .crtrace or a CDAG node."""
+"""`crucible-spec dump`: a readable listing of a .crtrace, a CDAG node or a Cipher store."""
 
 from __future__ import annotations
 
 import argparse
 import re
+from pathlib import Path
 
 from .common import UsageError, profile_errata, read_input, sniff
 
@@ -23,13 +24,21 @@ def op_range(text: str) -> slice:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..conformance.dump import dump_cdag, dump_trace
+    from ..conformance.dump import dump_cdag, dump_cipher, dump_trace, is_cipher_store
     from ..conformance.trace_fields import TraceFile
     from ..spec.errors import InvalidInput
 
+    errata = profile_errata(args.profile)
+    if is_cipher_store(Path(args.file)):
+        try:
+            for line in dump_cipher(Path(args.file), args.json, errata):
+                print(line)
+        except (InvalidInput, UnicodeDecodeError, ValueError) as e:
+            raise UsageError(f"{args.file} is not a readable Cipher store: "
+                             f"{getattr(e, 'message', e)}") from None
+        return 0
     data = read_input(args.file)
     kind = sniff(data)
-    errata = profile_errata(args.profile)
     ops = args.ops
     try:
         if kind == "crtrace":
@@ -48,13 +57,15 @@ def run(args: argparse.Namespace) -> int:
 
 def add_parser(sub) -> None:
     p = sub.add_parser(
-        "dump", help="readable listing of a .crtrace or CDAG node",
+        "dump", help="readable listing of a .crtrace, CDAG node or Cipher store",
         description="List a binary file the spec reads, recognised by its magic: a .crtrace "
                     "(header; per op its index, name from the name table, schema, shape, scope "
                     "and callsite hashes, grad and flags, scalars, and each input's and "
                     "output's dtype, sizes, strides, device and pointer) or a CDAG region or "
-                    "branch node (its decoded fields, then its ops). Exit 2 if the file is "
-                    "neither or does not load.")
+                    "branch node (its decoded fields, then its ops); or, given a directory laid "
+                    "out as a Cipher checkpoint store (objects/, HEAD, log), its head, its log "
+                    "and each stored region. Exit 2 if FILE is none of these or does not "
+                    "load.")
     p.add_argument("file", metavar="FILE")
     p.add_argument("--ops", type=op_range, default=slice(None), metavar="A:B",
                    help="only ops A..B-1 (Python slice syntax: 3:5, :10, 100:, -5:, or one "
