@@ -118,6 +118,8 @@ def first_divergence(a: TraceFile, b: TraceFile) -> tuple[Divergence | None, int
     ops differ. 2. Else an op only one file holds. 3. Else the header, names or bytes."""
     first, count = None, 0
     for i in range(min(a.num_ops, b.num_ops)):
+        if a.op_bytes(i) == b.op_bytes(i):
+            continue
         d = _field_divergence(i, a.op_name(i), a.fields(i), b.fields(i), f"ops[{i}]")
         if d is not None:
             count += 1
@@ -166,12 +168,17 @@ def region_consequences(ra: PipelineRun, rb: PipelineRun) -> list[str]:
                            f"0x{y.graph.content_hash:016x}")
         if x.merkle_hash != y.merkle_hash:
             changes.append(f"Merkle hash 0x{x.merkle_hash:016x} -> 0x{y.merkle_hash:016x}")
-        wa, wb = graph_to_wire(x.graph, x.plan), graph_to_wire(y.graph, y.plan)
-        findings = graph_diff(wa, wb) + plan_diff(wa, wb)
-        changes.extend(f.describe() for f in findings if f.where != "content_hash")
+        if changes or _offsets(x) != _offsets(y):
+            wa, wb = graph_to_wire(x.graph, x.plan), graph_to_wire(y.graph, y.plan)
+            findings = graph_diff(wa, wb) + plan_diff(wa, wb)
+            changes.extend(f.describe() for f in findings if f.where != "content_hash")
         if changes:
             out.append(f"region {k}: " + "; ".join(dict.fromkeys(changes)))
     return out or ["no region, hash, slot or plan offset changes"]
+
+
+def _offsets(r) -> tuple:
+    return (r.plan.pool_bytes, tuple(r.plan.offsets)) if r.plan else ()
 
 
 def compare_traces(a: TraceFile, b: TraceFile,

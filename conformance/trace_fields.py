@@ -61,6 +61,17 @@ class TraceFile:
         """The op's name from the trace's name table (keyed by schema hash), or '?'."""
         return self.trace.names.get(self.trace.entries[i]["schema_hash"], "?")
 
+    def op_bytes(self, i: int) -> bytes:
+        """Op i's record and the records of its metas: equal bytes mean equal fields."""
+        at = HEADER_SIZE + i * TRACE_OP_RECORD.size
+        entry, start = self.trace.entries[i], self.trace.meta_starts[i]
+        record = self.data[at:at + TRACE_OP_RECORD.size]
+        if start == NONE32:
+            return record
+        n = entry["num_inputs"] + entry["num_outputs"]
+        first = self.frame.meta_start + start * self.frame.meta_size
+        return record + self.data[first:first + n * self.frame.meta_size]
+
     def fields(self, i: int) -> list[Field]:
         """Op i's record members, then its inputs' and outputs' TensorMeta members."""
         at = HEADER_SIZE + i * TRACE_OP_RECORD.size
