@@ -19,6 +19,7 @@ from .commands import (
     mutate,
     ops,
     oracle,
+    paper,
     prove,
     record,
     serve,
@@ -31,7 +32,7 @@ BUG_REPORT = ("this is a bug in crucible-spec: please report it with the command
               "the output of the same command run with --debug")
 
 COMMANDS = (ops, prove, mutate, serve, conform, vectors, errata, oracle, bench, record, analyze,
-            synth, lean_coverage, fuzz, dump)
+            synth, lean_coverage, fuzz, dump, paper)
 
 
 def build_parser() -> argparse.ArgumentParser:

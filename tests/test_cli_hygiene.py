@@ -41,6 +41,7 @@ COMMANDS: dict[str, list[str]] = {
     "lean-coverage": ["lean-coverage", "--nope"],
     "fuzz": ["fuzz", "--reader", "no-such-reader", "--report", OUT],
     "dump": ["dump", F],
+    "paper": ["paper", "--out", OUT, "--prove-report", F],
 }
 """Each command with arguments that make it fail fast on a bad input."""
 

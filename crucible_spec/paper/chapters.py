@@ -1,0 +1,98 @@
+"""The chapter plan of the yellowpaper (design §8): each chapter's title, the spec modules
+whose docstrings and functions make its text (in this order), and what is not yet specified."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Pending:
+    """A part of a seed the spec does not state yet, and the facts section that describes it."""
+
+    what: str
+    facts: str
+
+
+@dataclass(frozen=True)
+class Chapter:
+    number: int
+    title: str
+    modules: tuple[str, ...] = ()
+    pending: tuple[Pending, ...] = ()
+
+    @property
+    def slug(self) -> str:
+        words = "".join(c if c.isalnum() else "-" for c in self.title.lower())
+        return f"{self.number:02d}-" + "-".join(w for w in words.split("-") if w)
+
+    @property
+    def filename(self) -> str:
+        return f"{self.slug}.md"
+
+
+CHAPTERS: tuple[Chapter, ...] = (
+    Chapter(1, "Notation and bits", (
+        "bits", "layout", "layout_ops", "schema", "shapes", "json_schema", "steps", "errors",
+        "registry", "errata")),
+    Chapter(2, "Types", ("types",)),
+    Chapter(3, "Arena", ("arena",)),
+    Chapter(4, "SPSC ring and MetaLog", ("trace_ring", "meta_log", "ring_protocol", "spsc_ops"), (
+        Pending("RingKernel's SPSC message queue and its GPU-side layouts",
+                "other-seeds.md §3.3"),)),
+    Chapter(5, "TensorMeta and slots", ("tensor_meta", "tensor_slot")),
+    Chapter(6, "Trace graph", (
+        "trace_entry", "trace_graph", "background_thread", "build_trace", "trace_build_ops",
+        "pipeline", "pipeline_ops")),
+    Chapter(7, "Iteration detection", ("iteration_detector",)),
+    Chapter(8, "Hashing", ("hashing", "schema_table", "vessel")),
+    Chapter(9, "Merkle DAG", ("merkle_dag", "content_hash", "dag", "dag_ops", "kernel_cache")),
+    Chapter(10, "Memory plan", ("memory_plan", "plan_validity"), (
+        Pending("PyC's runtime memory planner (size classes, reuse, fragmentation figures)",
+                "other-seeds.md §1.4"),)),
+    Chapter(11, "Compiled replay", (
+        "pool_allocator", "replay_region", "replay_engine", "crucible_context", "vigil",
+        "replay_machines", "replay_context_ops", "vigil_ops", "replay_ops")),
+    Chapter(12, "Kernels", ("ckernel",), (
+        Pending("The schema-hash -> CKernelId registration table and its lookups",
+                "crucible-facts-ir.md §7.2"),
+        Pending("The CPU reference compute kernels (GEMM, convolution, norms, activations, "
+                "attention) and their accumulation orders", "crucible-facts-ir.md §14"),
+        Pending("PyC's kernel registry, scoring and autotuning", "other-seeds.md §1.5"),
+        Pending("PyC's reason-coded CUDA dispatch", "other-seeds.md §1.8"),
+        Pending("vyre's 16.16 fixed-point tensor-train contraction step `tt_contract_step`",
+                "other-seeds.md §4.2"))),
+    Chapter(13, "Cost model", (), (
+        Pending("SympleX's cost-guided extraction (pattern confidence times speedup, the ILP)",
+                "other-seeds.md §2.3"),
+        Pending("SympleX's hardware targets and three-phase search", "other-seeds.md §2.5-2.6"),
+        Pending("PyC's kernel scores as a cost model", "other-seeds.md §1.5"))),
+    Chapter(14, "Graph IR and symbolic algebra", ("expr", "symbol_table", "graph"), (
+        Pending("ExprPool: interning, the structural hash and canonicalisation rules",
+                "crucible-facts-ir.md §5"),
+        Pending("SymbolTable operations", "crucible-facts-ir.md §6"),
+        Pending("Graph IR passes: RAUW, DCE, topological sort, CSE, fusion groups",
+                "crucible-facts-ir.md §8.5-8.11"),
+        Pending("Lowering a trace graph to the Graph IR", "crucible-facts-ir.md §9"),
+        Pending("PyC's IR, pass pipeline and content-addressed compile cache",
+                "other-seeds.md §1.2-1.3, §1.6"),
+        Pending("SympleX's e-graph and equality saturation", "other-seeds.md §2.2"),
+        Pending("vyre's fusion pressure", "other-seeds.md §4.3"))),
+    Chapter(15, "Effects", (), (
+        Pending("Capability tokens of `crucible::fx`", "crucible-facts-ir.md §11"),
+        Pending("PyC's strict mode, guards and runtime rails", "other-seeds.md §1.7"),
+        Pending("SympleX's purity checker", "other-seeds.md §2.8"))),
+    Chapter(16, "Reflection", (), (
+        Pending("Reflection hashing and printing of structs", "crucible-facts-ir.md §10"),)),
+    Chapter(17, "Determinism", ("philox", "philox_ops")),
+    Chapter(18, "Persistence", (
+        "cdag", "cdag_ops", "crtrace", "crtrace_ops", "cipher", "cipher_ops", "transaction",
+        "region_cache")),
+    Chapter(19, "Distribution", (), (
+        Pending("RingKernel's hybrid logical clock `HlcTimestamp`", "other-seeds.md §3.2"),
+        Pending("RingKernel's kernel-to-kernel (K2K) messaging", "other-seeds.md §3.4"),
+        Pending("RingKernel's checkpoints, delta checkpoints and content digests",
+                "other-seeds.md §3.5"),
+        Pending("RingKernel's TLA+ models and what they check", "other-seeds.md §3.6"))),
+    Chapter(20, "Proofs", ("machine",)),
+)

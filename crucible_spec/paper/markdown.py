@@ -1,0 +1,51 @@
+"""The few Markdown forms the paper is written in: tables, code, anchors and links."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+
+def cell(value: Any) -> str:
+    """One table cell: a single line, with pipes escaped."""
+    text = "" if value is None else str(value)
+    return " ".join(text.split()).replace("|", "\\|")
+
+
+def table(head: Sequence[str], rows: Iterable[Sequence[Any]]) -> str:
+    """A GitHub-flavoured Markdown table."""
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    lines += ["| " + " | ".join(cell(v) for v in row) + " |" for row in rows]
+    return "\n".join(lines)
+
+
+def code(text: str, lang: str = "", first_line: int | None = None) -> str:
+    """A fenced code block; `first_line` numbers its lines from there."""
+    attrs = f' linenums="{first_line}"' if first_line else ""
+    fence = "````" if "```" in text else "```"
+    return f"{fence}{lang}{attrs}\n{text.rstrip()}\n{fence}"
+
+
+def as_json(value: Any) -> str:
+    """A JSON value as the wire writes it, one line, keys in order."""
+    return json.dumps(value, sort_keys=True, ensure_ascii=False)
+
+
+def anchor(text: str) -> str:
+    """The id a heading or an explicit anchor gets: lowercase, dashes for the rest."""
+    return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")
+
+
+def heading(level: int, text: str, ident: str) -> str:
+    """A heading after an explicit anchor, so links to it survive rewording."""
+    return f'<a id="{ident}"></a>\n\n{"#" * level} {text}'
+
+
+def link(text: str, target: str) -> str:
+    return f"[{text}]({target})"
+
+
+def code_span(text: str) -> str:
+    return f"`{text}`" if "`" not in text else f"`` {text} ``"

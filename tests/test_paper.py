@@ -1,0 +1,216 @@
+"""The yellowpaper: generated from the registry, byte-identical on every run, complete, and
+checked for drift."""
+
+from __future__ import annotations
+
+import itertools
+import json
+import re
+import subprocess
+import sys
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import pytest
+
+from crucible_spec import load_all
+from crucible_spec.paper import build
+from crucible_spec.paper.chapters import CHAPTERS
+from crucible_spec.paper.figures import figure_digest
+from crucible_spec.paper.links import layout_id, op_id, po_id
+from crucible_spec.spec.layout_ops import layout_info
+from crucible_spec.spec.registry import REGISTRY
+
+ROOT = Path(__file__).resolve().parents[1]
+COMPILER = json.loads((ROOT / "conformance" / "golden" / "crucible-8d2680a2-layouts.json")
+                      .read_text())
+PAPERS = ROOT / "papers"
+
+load_all()
+
+
+@pytest.fixture(scope="module")
+def paper() -> build.Paper:
+    return build.render_paper(PAPERS)
+
+
+def _all_text(paper: build.Paper) -> str:
+    return "\n".join(paper.texts.values())
+
+
+def test_committed_paper_is_what_the_registry_generates():
+    assert build.check(PAPERS) == []
+
+
+def test_rendering_twice_gives_the_same_bytes(paper):
+    again = build.render_paper(PAPERS)
+    assert again.texts == paper.texts
+    name = "layout-tensormeta.svg"
+    assert paper.figures[name].draw() == again.figures[name].draw()
+
+
+def test_every_spec_module_is_in_exactly_one_chapter():
+    import pkgutil
+
+    from crucible_spec import spec
+
+    modules = {m.name for m in pkgutil.iter_modules(spec.__path__)}
+    placed = [m for c in CHAPTERS for m in c.modules]
+    assert sorted(placed) == sorted(set(placed)), "a module is in two chapters"
+    assert set(placed) == modules
+
+
+def test_all_twenty_chapters_exist_and_empty_ones_say_what_is_missing(paper):
+    assert [c.number for c in CHAPTERS] == list(range(1, 21))
+    for number in (12, 13, 14, 15, 16, 19):
+        ch = next(c for c in CHAPTERS if c.number == number)
+        text = paper.texts[ch.filename]
+        assert "## Not yet specified" in text
+        assert all(p.facts in text for p in ch.pending)
+
+
+def _anchors(text: str) -> set[str]:
+    return set(re.findall(r'<a id="([^"]+)"></a>', text))
+
+
+def test_every_registered_item_has_its_place_in_the_paper(paper):
+    anchors = _anchors(_all_text(paper))
+    structs = {s.name for s in REGISTRY.layouts.values()}
+    missing = [n for n in REGISTRY.ops if op_id(n) not in anchors]
+    missing += [n for n in structs if layout_id(n) not in anchors]
+    missing += [i for i in REGISTRY.obligations if po_id(i) not in anchors]
+    missing += [i for i in REGISTRY.errata if po_id(i) not in anchors]
+    assert missing == []
+    assert len(REGISTRY.ops) >= 46 and len(REGISTRY.obligations) >= 221
+
+
+def test_every_link_inside_the_paper_resolves(paper):
+    anchors_by_file = {name: _anchors(text) for name, text in paper.texts.items()}
+    bad = []
+    for name, text in paper.texts.items():
+        for target in re.findall(r"\]\(([^)]+)\)", text):
+            if target.startswith("figures/"):
+                if target.split("/", 1)[1] not in paper.figures:
+                    bad.append((name, target))
+                continue
+            file, _, frag = target.partition("#")
+            file = file or name
+            known = file in anchors_by_file or file == "lean-coverage.md"
+            if not known or (frag and frag not in anchors_by_file.get(file, set())):
+                bad.append((name, target))
+    assert bad == []
+
+
+def _byte_table(text: str, struct: str) -> tuple[int, int, list[tuple[int, int, str]]]:
+    """(sizeof, alignof, [(offset, size, field)]) as the paper prints them for `struct`."""
+    section = text.split(f'<a id="{layout_id(struct)}"></a>', 1)[1]
+    size, align = map(int, re.search(r"sizeof \*\*(\d+)\*\*, alignof \*\*(\d+)\*\*",
+                                     section).groups())
+    table = section.split("| offset |", 1)[1].split("\n\n", 1)[0].splitlines()[2:]
+    rows = []
+    for line in table:
+        cells = [c.strip() for c in line.strip("|").split(" | ")]
+        rows.append((int(cells[0]), int(cells[1]), cells[3].strip("`")))
+    return size, align, rows
+
+
+def test_every_byte_table_equals_layout_info(paper):
+    text = _all_text(paper)
+    for s in {id(s): s for s in REGISTRY.layouts.values()}.values():
+        size, align, rows = _byte_table(text, s.name)
+        info = layout_info(s.name)
+        assert (size, align) == (info["sizeof"], info["alignof"]), s.name
+        printed = {f: off for off, _, f in rows if f != "(padding)"}
+        own = {f: printed[f] for f in info["offsets"]}
+        assert own == info["offsets"], s.name
+        covered = sorted((off, off + n) for off, n, _ in rows)
+        assert covered[0][0] == 0 and covered[-1][1] == size, s.name
+        assert all(a[1] == b[0] for a, b in itertools.pairwise(covered)), s.name
+
+
+def test_byte_tables_read_as_the_real_compiler_measured_them(paper):
+    """sizeof and offsetof of the real structs, measured by compiling Crucible."""
+    text, matched = _all_text(paper), 0
+    for entry in COMPILER:
+        s = REGISTRY.layout(entry["struct"])
+        if s is None:
+            continue
+        size, align, rows = _byte_table(text, s.name)
+        assert (size, align) == (entry["sizeof"], entry["alignof"]), s.name
+        printed = {f: off for off, _, f in rows}
+        same = {f: printed[f] for f in entry["offsets"] if f in printed}
+        assert same == {f: entry["offsets"][f] for f in same}, s.name
+        matched += len(same)
+    assert matched >= 100
+    assert REGISTRY.layout("TensorMeta") is not None
+
+
+def test_every_figure_is_an_svg_carrying_its_source_digest(paper):
+    for name, fig in paper.figures.items():
+        svg = (PAPERS / "figures" / name).read_text()
+        assert figure_digest(svg) == fig.digest, name
+        ET.fromstring(svg[svg.index("<svg"):])
+    chapters = {f.chapter for f in paper.figures.values() if not f.name.startswith("layout-")}
+    assert {4, 9, 10, 11, 18} <= chapters
+
+
+def test_a_worked_example_is_a_real_vector_line(paper):
+    text = paper.texts[next(c for c in CHAPTERS if c.number == 8).filename]
+    section = text.split(f'<a id="{op_id("hash.fnv1a")}"></a>', 1)[1]
+    assert '{"args":{"data":""},"id":1,"op":"hash.fnv1a"}' in section.replace(" ", "")
+    assert '"out":"0xcbf29ce484222325"' in section.replace(" ", "")
+
+
+def _run(args: list[str], cwd: Path, tree: Path) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "crucible_spec", *args], cwd=cwd,
+                          capture_output=True, text=True, timeout=300,
+                          env={"PYTHONPATH": str(tree), "PATH": "/usr/bin:/bin",
+                               "HOME": str(cwd)})
+
+
+@pytest.fixture(scope="module")
+def repo_copy(tmp_path_factory) -> tuple[Path, Path]:
+    """A copy of the checkout, importable as crucible_spec once its layers are linked into
+    the package (the installed package maps spec/, reference/, ... to crucible_spec.*)."""
+    base = tmp_path_factory.mktemp("copy")
+    listed = ["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"]
+    files = subprocess.run(listed, cwd=ROOT, capture_output=True, check=True
+                           ).stdout.decode().split("\0")
+    copy = base / "repo"
+    for f in filter(None, files):
+        if (ROOT / f).is_file():
+            (copy / f).parent.mkdir(parents=True, exist_ok=True)
+            (copy / f).write_bytes((ROOT / f).read_bytes())
+    for layer in ("spec", "reference", "fast", "proofs", "conformance"):
+        (copy / "crucible_spec" / layer).symlink_to(copy / layer)
+    return copy, copy
+
+
+@pytest.mark.slow
+def test_check_fails_after_a_planted_change_until_regenerated(repo_copy):
+    copy, tree = repo_copy
+    assert _run(["paper", "--check"], copy, tree).returncode == 0
+    meta = copy / "spec" / "tensor_meta.py"
+    source = meta.read_text()
+    planted = source.replace('doc="dimensions used, 0..8"', 'doc="how many dimensions"', 1)
+    assert planted != source
+    meta.write_text(planted)
+    done = _run(["paper", "--check"], copy, tree)
+    assert done.returncode == 1
+    assert "05-tensormeta-and-slots.md:" in done.stdout and "how many dimensions" in done.stdout
+    meta.write_text(source)
+    dag = copy / "spec" / "dag.py"
+    source = dag.read_text()
+    dag.write_text(source.replace("MERGE_SCAN = 1024", "MERGE_SCAN = 2048", 1))
+    done = _run(["paper", "--check"], copy, tree)
+    assert done.returncode == 1 and "09-merkle-dag.md:" in done.stdout and "2048" in done.stdout
+    dag.write_text(source)
+    hashing = copy / "spec" / "hashing.py"
+    source = hashing.read_text()
+    fn = source.index("def fnv1a(")
+    doc = source.index('"""', fn) + 3
+    hashing.write_text(source[:doc] + "PLANTED. " + source[doc:])
+    done = _run(["paper", "--check"], copy, tree)
+    assert done.returncode == 1 and "08-hashing.md:" in done.stdout and "PLANTED." in done.stdout
+    assert _run(["paper"], copy, tree).returncode == 0
+    assert _run(["paper", "--check"], copy, tree).returncode == 0
