@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import os
 import re
 import subprocess
 import sys
@@ -214,3 +215,53 @@ def test_check_fails_after_a_planted_change_until_regenerated(repo_copy):
     assert done.returncode == 1 and "08-hashing.md:" in done.stdout and "PLANTED." in done.stdout
     assert _run(["paper"], copy, tree).returncode == 0
     assert _run(["paper", "--check"], copy, tree).returncode == 0
+
+
+def _chromium() -> str | None:
+    import shutil
+
+    return shutil.which("chromium") or shutil.which("chromium-browser")
+
+
+@pytest.mark.slow
+def test_the_site_opens_in_headless_chromium_without_errors(tmp_path):
+    """The built site, served over HTTP on the loopback, shows its index and a chapter with
+    every image loaded and no console error, failed request or script error."""
+    import functools
+    import http.server
+    import threading
+
+    from crucible_spec.paper import site
+
+    browser = _chromium()
+    if browser is None:
+        if os.environ.get("CI"):
+            pytest.fail("CI must install Chromium (see .ci/run)")
+        pytest.skip("no Chromium on this machine")
+    from playwright.sync_api import sync_playwright
+
+    out = tmp_path / "site"
+    assert site.build_site(PAPERS, out) == len(CHAPTERS) + 4
+    handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(out))
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    problems: list[str] = []
+    try:
+        with sync_playwright() as pw:
+            b = pw.chromium.launch(executable_path=browser, args=["--no-sandbox"])
+            page = b.new_page()
+            page.on("console", lambda m: problems.append(m.text) if m.type == "error" else None)
+            page.on("pageerror", lambda e: problems.append(str(e)))
+            page.on("requestfailed", lambda r: problems.append(f"failed: {r.url}"))
+            images = {}
+            for name in ("index.html", "05-tensormeta-and-slots.html"):
+                page.goto(f"http://127.0.0.1:{server.server_port}/{name}", wait_until="load")
+                page.wait_for_load_state("networkidle")
+                images[name] = page.evaluate(
+                    "Array.from(document.images).map(i => [i.src, i.naturalWidth])")
+            b.close()
+    finally:
+        server.shutdown()
+    assert problems == []
+    chapter = images["05-tensormeta-and-slots.html"]
+    assert len(chapter) >= 3 and all(width > 0 for _, width in chapter), chapter

@@ -21,7 +21,8 @@ def mkdocs_config(docs: Path, site: Path) -> dict:
     return {
         "site_name": SITE_NAME, "docs_dir": str(docs), "site_dir": str(site),
         "use_directory_urls": False, "nav": nav,
-        "theme": {"name": "material", "features": ["navigation.instant", "search.highlight"]},
+        "theme": {"name": "material", "font": False,
+                  "features": ["search.highlight"]},
         "plugins": ["search"],
         "markdown_extensions": ["tables", "attr_list", "md_in_html", "toc",
                                 {"pymdownx.highlight": {"anchor_linenums": True}},
