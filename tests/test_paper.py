@@ -265,3 +265,29 @@ def test_the_site_opens_in_headless_chromium_without_errors(tmp_path):
     assert problems == []
     chapter = images["05-tensormeta-and-slots.html"]
     assert len(chapter) >= 3 and all(width > 0 for _, width in chapter), chapter
+
+
+def test_analyze_plot_draws_the_plan_and_dag_of_any_trace(tmp_path, capsys):
+    from crucible_spec.cli import main
+
+    out = tmp_path / "figs"
+    assert main(["analyze", str(ROOT / "examples" / "traces" / "mlp.crtrace"), "--plot",
+                 str(out)]) == 0
+    assert "region nodes" in capsys.readouterr().out
+    names = sorted(p.name for p in out.iterdir())
+    assert names == ["dag.svg", "memory-plan-region-0.svg"]
+    dag = (out / "dag.svg").read_text()
+    assert "regions 0..2 (x3)" in dag and "kernel for content" in dag
+    plan = (out / "memory-plan-region-0.svg").read_text()
+    assert "lower bound" in plan and figure_digest(plan)
+
+
+def test_analyze_plot_refuses_a_file_as_its_directory(tmp_path, capsys):
+    from crucible_spec.cli import main
+
+    target = tmp_path / "file"
+    target.write_text("keep me")
+    assert main(["analyze", str(ROOT / "examples" / "traces" / "mlp.crtrace"), "--plot",
+                 str(target)]) == 2
+    assert "is a file, not an output directory" in capsys.readouterr().err
+    assert target.read_text() == "keep me"

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
+from pathlib import Path
 
 from . import console
-from .common import UsageError, profile_errata, read_input, sniff
+from .common import UsageError, check_output_dir, profile_errata, read_input, sniff
 
 SHOWN_BOUNDARIES = 12
 
@@ -77,6 +79,8 @@ def run(args: argparse.Namespace) -> int:
     from ..analysis import analyze, steady_state_break
     from ..spec.errors import InvalidInput
 
+    if args.plot:
+        check_output_dir(args.plot)
     data = read_input(args.trace)
     if sniff(data) != "crtrace":
         raise UsageError(f"{args.trace} is not a .crtrace (its first bytes are "
@@ -92,6 +96,12 @@ def run(args: argparse.Namespace) -> int:
     except InvalidInput as e:
         raise UsageError(f"{args.trace}: not a valid .crtrace: {e.message}") from None
     print(json.dumps(result.to_json(), indent=2) if args.json else render(result))
+    if args.plot:
+        from ..paper.trace_figures import write_trace_figures
+
+        written = write_trace_figures(data, errata, Path(args.trace).name, Path(args.plot))
+        print(f"figures: {', '.join(str(p) for p in written)}", file=sys.stderr if args.json
+              else sys.stdout)
     return 0
 
 
@@ -113,4 +123,8 @@ def add_parser(sub) -> None:
                         "seed)")
     p.add_argument("--impl", choices=["numba", "reference"], default="numba",
                    help="run the pipeline through the numba kernels (default) or the reference")
+    p.add_argument("--plot", metavar="DIR",
+                   help="also draw the memory plan of each distinct region (the first 8) and "
+                        "the regions' DAG as SVG into DIR (created if missing; files of the "
+                        "same names are replaced)")
     p.set_defaults(func=run)

@@ -102,6 +102,16 @@ def check_output(path: str | Path, force: bool) -> None:
         raise UsageError(f"{target} exists; pass --force to replace it")
 
 
+def check_output_dir(path: str | Path) -> None:
+    """Refuse an output directory that is an existing file, or whose parent does not exist."""
+    target = Path(path)
+    if target.exists() and not target.is_dir():
+        raise UsageError(f"{target} is a file, not an output directory")
+    if not target.exists() and not target.resolve().parent.is_dir():
+        raise UsageError(f"cannot write {target}: directory {target.resolve().parent} "
+                         "does not exist")
+
+
 def write_output(path: str | Path, data: bytes, force: bool) -> None:
     """Write `data` to `path` through a temporary file in the same directory, renamed over the
     path once complete, so a reader sees the old file or the new one, never a part; an

@@ -9,7 +9,7 @@ import time
 from pathlib import Path
 
 from . import console
-from .common import UsageError, read_input
+from .common import UsageError, check_output_dir, read_input
 
 
 def _report(path: str) -> dict:
@@ -39,8 +39,9 @@ def run(args: argparse.Namespace) -> int:
             return 1
         print(f"{papers}: up to date ({time.perf_counter() - started:.1f} s)")
         return 0
-    if papers.exists() and not papers.is_dir():
-        raise UsageError(f"{papers} is not a directory")
+    check_output_dir(papers)
+    if args.html:
+        check_output_dir(args.html)
     report = _report(args.prove_report) if args.prove_report else None
     build.refresh_status(papers, report)
     paper = build.render_paper(papers)

@@ -135,24 +135,45 @@ def machine_figures() -> list[Figure]:
     return out
 
 
+def _runs(run: PipelineRun) -> list[tuple[int, int]]:
+    """Runs [first, last] of consecutive regions with the same content hash and pool."""
+    out: list[tuple[int, int]] = []
+
+    def key(k: int) -> tuple:
+        r = run.regions[k]
+        return r.graph.content_hash, r.plan.pool_bytes if r.plan else 0
+
+    for k in range(len(run.regions)):
+        if out and key(out[-1][1]) == key(k):
+            out[-1] = (out[-1][0], k)
+        else:
+            out.append((k, k))
+    return out
+
+
 def dag_dot(run: PipelineRun, title: str) -> str:
-    """The regions the pipeline made, in order, each pointing at the kernel its content hash
-    compiles to: equal contents share one kernel (a kernel-cache hit)."""
+    """The regions the pipeline made, in order (consecutive equal ones folded into one box),
+    each pointing at the kernel its content hash compiles to: equal contents share one kernel
+    (a kernel-cache hit)."""
     lines = ["digraph dag {", "  rankdir=TB;", '  node [fontname="DejaVu Sans", fontsize=9];',
              '  edge [fontname="DejaVu Sans", fontsize=8];', f"  label={_quote(title)};",
              '  trace [shape=oval, label="recorded trace"];']
-    previous = "trace"
-    for k, r in enumerate(run.regions):
+    previous, kernels = "trace", set()
+    for first, last in _runs(run):
+        r, end = run.regions[first], run.regions[last]
         content = f"0x{r.graph.content_hash:016x}"
-        label = (f"region {k}\\nops {r.window.start}..{r.window.start + r.window.count - 1}\\n"
-                 f"merkle 0x{r.merkle_hash:016x}\\npool {r.plan.pool_bytes if r.plan else 0} B")
-        lines.append(f'  r{k} [shape=box, label="{label}"];')
-        lines.append(f"  {previous} -> r{k};")
-        lines.append(f'  k{content} [shape=component, label="kernel for content\\n{content}"];')
-        lines.append(f'  r{k} -> k{content} [style=dashed, label="content"];')
-        previous = f"r{k}"
-    unique = list(dict.fromkeys(ln for ln in lines))
-    return "\n".join([*unique, "}"]) + "\n"
+        name = f"region {first}" if first == last else f"regions {first}..{last} " \
+                                                       f"(x{last - first + 1})"
+        label = (f"{name}\nops {r.window.start}..{end.window.start + end.window.count - 1}\n"
+                 f"merkle 0x{r.merkle_hash:016x}\npool {r.plan.pool_bytes if r.plan else 0} B")
+        lines += [f"  r{first} [shape=box, label={_quote(label)}];", f"  {previous} -> r{first};"]
+        if content not in kernels:
+            kernels.add(content)
+            lines.append(f"  k{content} [shape=component, "
+                         f"label={_quote(f'kernel for content{chr(10)}{content}')}];")
+        lines.append(f'  r{first} -> k{content} [style=dashed, label="content"];')
+        previous = f"r{first}"
+    return "\n".join([*lines, "}"]) + "\n"
 
 
 def dag_figure() -> Figure:
