@@ -22,8 +22,9 @@ from .registry import InvalidCase, declare
 from .schema import U64, Field, Json, record
 
 BLOCK_SIZE = 1 << 20
+"""Bytes per arena block (1 MiB). Real code: `Arena.h`, the default block size."""
 DEFAULT_ALIGN = 16
-"""alignof(max_align_t) on x86-64."""
+"""alignof(max_align_t) on x86-64. Real code: `Arena.h`, the default alignment of `alloc`."""
 
 ARENA = struct("Arena", [
     Member("cur_block_", ptr),

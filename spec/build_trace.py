@@ -22,6 +22,8 @@ from .types import NONE32
 
 E6_1, E6_2, E6_3, E6_4, E6_5 = "E6.1", "E6.2", "E6.3", "E6.4", "E6.5"
 MIN_SCRATCH_SLOT_CAP = 8192
+"""The least slot capacity the scratch buffers grow to. Real code: `BackgroundThread.h`,
+`MIN_SCRATCH_SLOT_CAP`."""
 
 
 @dataclass

@@ -28,19 +28,33 @@ from .types import NONE32
 MAGIC = 0x43444147
 """Read as a little-endian u32; the bytes on disk are 47 41 44 43, ASCII "GADC"."""
 VERSION = 7
+"""Real code: `Serialize.h`, the CDAG format version."""
 HEADER_SIZE = 32
+"""Bytes of the node header (magic, version, kind, hashes). Real code: `Serialize.h`."""
 REGION_FIXED = 21
+"""Bytes of a region node's fixed part after the header. Real code: `Serialize.h`,
+`serialize_region`."""
 PLAN_FIXED = 36
+"""Bytes of a plan's fixed part. Real code: `Serialize.h`, the region writer."""
 OP_FIXED = 41
+"""Bytes of an op's fixed part before its metas. Real code: `Serialize.h`, the region writer."""
 META_SIZE = TENSOR_META.size
+"""A TensorMeta as written: its 168 bytes. Real code: `Serialize.h`."""
 SLOT_SIZE = TENSOR_SLOT.size
+"""A TensorSlot as written: its 40 bytes. Real code: `Serialize.h`."""
 GUARD_SIZE = GUARD.size
+"""A guard as written: 12 bytes. Real code: `Serialize.h`, the branch writer."""
 ARM_SIZE = 16
+"""An arm as written: value i64 and target Merkle hash. Real code: `Serialize.h`,
+`serialize_branch`."""
 RESERVED_OP_FLAGS = 0xE0
 """op_flags bits 5-7: the writer always leaves them 0."""
 DATA_PTR = TENSOR_META.offsets["data_ptr"]
+"""Offset of data_ptr in a written TensorMeta (the reader clears it)."""
 REQUIRES_GRAD = TENSOR_META.offsets["requires_grad"]
+"""Offset of requires_grad in a written TensorMeta."""
 IS_EXTERNAL = TENSOR_SLOT.offsets["is_external"]
+"""Offset of is_external in a written TensorSlot."""
 
 E18_6, E18_7, E18_8 = "E18.6", "E18.7", "E18.8"
 

@@ -165,7 +165,8 @@ class CKernelId(enum.IntEnum):
 
 
 TABLE_CAP = 256
-"""The schema-hash -> CKernelId registration table holds at most 256 entries."""
+"""The schema-hash -> CKernelId registration table holds at most 256 entries. Real code:
+`CKernel.h`, `CKERNEL_TABLE_CAP`."""
 
 CKERNEL_ENTRY = struct("CKernelEntry", [
     Member("schema_hash", hash64),

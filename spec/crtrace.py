@@ -30,14 +30,20 @@ from .trace_ring import MAX_SCALARS
 from .types import NONE32, ScalarType
 
 MAGIC = b"CRTR"
+"""The file's first four bytes. Real code: `TraceLoader.h` and the recorder's writer."""
 VERSION = 1
+"""Real code: `TraceLoader.h`, the accepted version."""
 HEADER_SIZE = 16
+"""magic, version, num_ops, num_metas. Real code: `TraceLoader.h`."""
 META_RECORD_SIZES = (168, 160, 144)
 """Current, then legacy, TensorMeta record sizes."""
 NAME_TABLE_CAP = 512
 """A table claiming more names than the schema table holds is ignored."""
 NAME_MAX = 256
+"""Bytes of one op name the loader keeps. Real code: `TraceLoader.h`, `load_trace`'s name
+buffer."""
 DEFAULT_META = TENSOR_META.pack(TENSOR_META.default_values())
+"""The image of a default TensorMeta: what a loader puts where a record leaves fields out."""
 SCALAR_ORDINALS = frozenset(int(t) for t in ScalarType)
 
 TRACE_OP_RECORD = struct("TraceOpRecord", [

@@ -16,7 +16,8 @@ from .types import NONE32
 
 E11_3 = "E11.3"
 MIGRATION_MAX_SLOTS = 1024
-"""The migration bitset covers at most 1024 slots of the new plan."""
+"""The migration bitset covers at most 1024 slots of the new plan. Real code:
+`CrucibleContext.h`, the migration bitset."""
 
 
 class ContextMode(enum.IntEnum):

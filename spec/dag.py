@@ -336,7 +336,8 @@ def replay(dag: Dag, k: int | None, choose: dict[int, int], out: list[int]) -> b
 
 
 MERGE_SCAN = 1024
-"""find_merge_point looks at most this many regions of the existing chain."""
+"""find_merge_point looks at most this many regions of the existing chain. Real code:
+`MerkleDag.h`, `find_merge_point`."""
 
 
 def find_merge_point(new_ops: list, dag: Dag, existing: int | None,

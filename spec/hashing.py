@@ -15,13 +15,23 @@ from .registry import InvalidCase, declare
 from .schema import BYTES, HASH64, U8, Field, record
 
 PHI = 0x9E3779B97F4A7C15
+"""2^64 / golden ratio: the seed of every content-hash chain. Real code: `Expr.h` /
+`MerkleDag.h`."""
 FMIX64_C1 = 0xFF51AFD7ED558CCD
+"""fmix64's first multiplier. Real code: `Expr.h`, `detail::fmix64`."""
 FMIX64_C2 = 0xC4CEB9FE1A85EC53
+"""fmix64's second multiplier. Real code: `Expr.h`, `detail::fmix64`."""
 FMIX64_SHIFT = 33
+"""fmix64's xor-shift. Real code: `Expr.h`, `detail::fmix64`."""
 FNV_OFFSET = 0xCBF29CE484222325
+"""FNV-1a 64's offset basis. Real code: the Vessel's schema
+and shape hashes (`crucible_fallback.cpp`)."""
 FNV_PRIME = 0x100000001B3
+"""FNV-1a 64's prime. Real code: the Vessel's schema
+and shape hashes (`crucible_fallback.cpp`)."""
 KDIMMIX_COUNT = 16
-"""Entries 0..7 weigh sizes[d], entries 8..15 weigh strides[d]."""
+"""Entries 0..7 weigh sizes[d], entries 8..15 weigh strides[d]. Real code: `Expr.h`,
+`kDimMix[16]`."""
 
 
 def xorshift_right(k: BitVal, s: int) -> BitVal:

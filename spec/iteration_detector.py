@@ -25,7 +25,8 @@ from .registry import declare
 from .schema import BOOL, HASH64, U32, U64, Field, Json, List, record
 
 K = 5
-"""Signature length: the first K schema hashes after a reset."""
+"""Signature length: the first K schema hashes after a reset. Real code: `IterationDetector.h`,
+`K`."""
 
 E7_1 = "E7.1"
 

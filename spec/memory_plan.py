@@ -19,7 +19,8 @@ from .schema import U32, U64, Field, Json, List, record
 from .types import DeviceType
 
 ALIGNMENT = 256
-"""Every pool offset and the pool size are multiples of 256 bytes."""
+"""Every pool offset and the pool size are multiples of 256 bytes. Real code:
+`BackgroundThread.h`, `compute_memory_plan`."""
 
 MEMORY_PLAN = struct("MemoryPlan", [
     Member("slots", ptr, doc="TensorSlot array"),
@@ -37,9 +38,11 @@ MEMORY_PLAN = struct("MemoryPlan", [
 E10_1 = "E10.1"
 
 FREE_LIST_CAP = 4096
-"""Under E10.1, free-list entries beyond this are dropped (their space is lost)."""
+"""Under E10.1, free-list entries beyond this are dropped (their space is lost). Real code:
+`BackgroundThread.h`, `compute_memory_plan`'s free list."""
 DIRECT_REUSE_WINDOW = 64
-"""Direct reuse looks at the first 64 slots dying and the first 64 born at an op."""
+"""Direct reuse looks at the first 64 slots dying and the first 64 born at an op. Real code:
+`BackgroundThread.h`, `compute_memory_plan`."""
 
 
 def align256(n: int) -> int:
@@ -233,7 +236,8 @@ def greedy_by_size(slots: list[PlanSlot]) -> Plan:
 
 
 MAX_DEATH = 0xFFFFFFFD
-"""The sweep runs to death + 1 ops, counted in u32: deaths stop short of the wrap."""
+"""The sweep runs to death + 1 ops, counted in u32: deaths stop short of the wrap. Real code:
+`BackgroundThread.h`, `compute_memory_plan`'s u32 op counter."""
 
 
 def plan_slots(slots: object) -> list[PlanSlot]:

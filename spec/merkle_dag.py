@@ -49,6 +49,7 @@ class DagDiffKind(enum.IntEnum):
 
 
 KERNEL_CACHE_CAPACITY = 4096
+"""Slots of the kernel cache (open addressing). Real code: `MerkleDag.h`, `KernelCache`."""
 
 GUARD = struct("Guard", [
     Member("kind", enum_of(GuardKind, u8), default=GuardKind.SHAPE_DIM),
@@ -120,13 +121,22 @@ KERNEL_CACHE = struct("KernelCache", [
    doc="Content hash -> compiled kernel map (keyed by the content hash only).")
 
 PHI_MUL = PHI
+"""PHI, as the multiplier of the Merkle and guard folds. Real code: `MerkleDag.h`."""
 GUARD_HIGH_SALT = 0x6775617264686900
-"""'guardhi\\0': salts the high byte of dim_index in the spec's guard hash."""
+"""'guardhi\\0': salts the high byte of dim_index in the spec's guard hash. Real code: none;
+the spec's extension (see E9.1)."""
 FEEDBACK_SEED = 0x6665656462616B73  # "feedbaks"
+"""'feedbaks' in ASCII: feedback_signature's seed. Real code: `MerkleDag.h`,
+`feedback_signature`."""
 TERM_SALT = 0x7465726D696E6174  # "terminat"
+"""ASCII salt of loopterm_hash's term kind. Real code: `MerkleDag.h`, `loopterm_hash`."""
 EPS_SALT = 0x65707369006C6F6E  # "epsi\0lon"
+"""ASCII salt of loopterm_hash's epsilon. Real code: `MerkleDag.h`, `loopterm_hash`."""
 LOOP_SALT = 0x4C4F4F504E4F4445  # "LOOPNODE"
+"""ASCII salt of a loop node's Merkle hash. Real code: `MerkleDag.h`, `recompute_merkle`."""
 FEEDBACK_SALT = 0x6665656462616B00  # "feedbak\0"
+"""'feedbak' and a zero byte: folds the feedback signature into a loop's Merkle hash. Real
+code: `MerkleDag.h`, `recompute_merkle`."""
 E9_1, E9_2 = "E9.1", "E9.2"
 
 

@@ -15,9 +15,11 @@ from .layout import Member, ptr, struct, u32
 from .types import NONE32
 
 CAPACITY = 1 << 20
-"""MetaLog capacity in TensorMeta records (a power of two)."""
+"""MetaLog capacity in TensorMeta records (a power of two). Real code: `MetaLog.h`,
+`MetaLog::CAPACITY`."""
 
 MASK = CAPACITY - 1
+"""CAPACITY - 1. Real code: `MetaLog.h`, `MetaLog::MASK`."""
 
 META_LOG = struct("MetaLog", [
     Member("head", u32, alignas=64, doc="total appended (atomic u32)"),

@@ -49,6 +49,7 @@ from .hashing import fnv1a
 E17_1 = "E17.1"
 
 ROUNDS = 10
+"""Philox4x32-10 runs 10 rounds. Real code: `Philox.h`, `generate`."""
 
 
 @dataclass(frozen=True)
@@ -147,7 +148,7 @@ def op_key(master_counter: int, op_index: int, content_hash: int) -> int:
 # ── to_uniform ────────────────────────────────────────────────────────────────────────────────
 
 TWO_POW_M32 = 2.3283064365386963e-10
-"""2^-32, exactly representable in float32 and float64."""
+"""2^-32, exactly representable in float32 and float64. Real code: `Philox.h`, `to_uniform`."""
 
 CLAMP_FROM = 0xFFFFFF80
 """The least word that float32 rounds up to 2^32 (the seed maps it, and every larger one, to
@@ -157,6 +158,8 @@ F32_BELOW_ONE_BITS = 0x3F7FFFFF
 """1 - 2^-24, the largest float32 below 1.0 (the spec's value for x >= CLAMP_FROM)."""
 
 F32_ONE_BITS = 0x3F800000
+"""The bits of float32 1.0, what the seed returns from CLAMP_FROM up (E17.1). Real code:
+`Philox.h`, `to_uniform`."""
 
 
 def _is_fp_term(v) -> bool:

@@ -33,6 +33,7 @@ golden value identical) and within 2 ulps of the whole formula computed in float
 rounded once; the kernels' float64 paths (numba, numpy, CUDA) agree with the reference."""
 
 U32_MAX = 0xFFFFFFFF
+"""The largest u32: the range of a Philox word."""
 WORD_EDGES = (0, 1, 0x7FFFFFFF, 0x80000000, 0xFFFFFF7F, CLAMP_FROM, 0xFFFFFFFE, U32_MAX)
 
 

@@ -9,7 +9,9 @@ from .errata import NO_ERRATA
 from .replay_region import Guard, ReplayRegion, guard_key
 
 CAP = 8
+"""Regions the cache holds. Real code: `RegionCache.h`."""
 MASK = CAP - 1
+"""CAP - 1. Real code: `RegionCache.h`."""
 
 
 @dataclass

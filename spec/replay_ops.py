@@ -54,6 +54,7 @@ from .schema import HASH64, U8, U32, Field, Json, List, record
 from .steps import parse_steps, step_field, steps_schema
 
 MAX_STREAM = 1 << 22
+"""The spec's own bound on the ops of one `replay.engine` stream."""
 _SEQUENTIAL = "the steps are one sequence; each depends on the state the last one left"
 
 

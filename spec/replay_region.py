@@ -29,6 +29,7 @@ E11_1 = "E11.1"
 LEVELS = ("schema", "shape", "scope", "callsite")
 """The four guard levels, in the order they are checked."""
 MAX_REGION_OPS = 1 << 20
+"""The spec's own bound on a region read from the wire (no counterpart in the real code)."""
 
 
 class Guard(NamedTuple):

@@ -5,6 +5,7 @@ from __future__ import annotations
 from .layout import Member, hash64, ptr, struct
 
 CAPACITY = 512
+"""Names the table holds. Real code: `SchemaTable.h`, its fixed array of 512 entries."""
 
 SCHEMA_ENTRY = struct("SchemaEntry", [
     Member("hash", hash64),

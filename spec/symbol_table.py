@@ -7,8 +7,11 @@ import enum
 from .layout import Member, enum_of, i64, pad, struct, u8, u16
 
 INT_POS_INF = (1 << 63) - 1
+"""+infinity of an integer range (INT64_MAX). Real code: `SymbolTable.h`, `kIntPosInf`."""
 INT_NEG_INF = -(1 << 63) + 1
+"""-infinity of an integer range (INT64_MIN + 1). Real code: `SymbolTable.h`, `kIntNegInf`."""
 NO_HINT = -(1 << 63)
+"""'No hint' (INT64_MIN). Real code: `SymbolTable.h`, `kNoHint`."""
 
 
 class SymKind(enum.IntEnum):

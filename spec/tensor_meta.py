@@ -16,7 +16,8 @@ from .schema import I64, U64, Field, List, record
 from .types import SCALAR_TYPE, DeviceType, Layout, ScalarType, element_size
 
 MAX_DIMS = 8
-"""TensorMeta holds at most 8 dimensions; the recorder clamps ndim to 8."""
+"""TensorMeta holds at most 8 dimensions; the recorder clamps ndim to 8. Real code:
+`TensorMeta.h`, the `sizes` and `strides` arrays."""
 
 _members = [
     Member("sizes", array(i64, MAX_DIMS)),

@@ -31,6 +31,8 @@ from .tensor_slot import TENSOR_SLOT
 _OP_KEYS = {"schema_hash", "shape_hash", "inputs", "outputs", "scalars", "op_flags",
             "grad_enabled", "scope_hash", "callsite_hash"}
 MAX_TENSORS = 0xFFFF
+"""The spec's own bound on a `trace.build` request's inputs plus outputs per op (a u16 count in
+the ring entry)."""
 
 
 def recorded_from_wire(obj: Any, path: str) -> RecordedOp:

@@ -16,11 +16,14 @@ from .layout import Member, array, bool_, hash64, i64, id32, struct, u8, u16, u6
 from .types import NONE32
 
 CAPACITY = 1 << 16
-"""Ring capacity in entries (a power of two)."""
+"""Ring capacity in entries (a power of two). Real code: `TraceRing.h`, `TraceRing::CAPACITY`."""
 
 MASK = CAPACITY - 1
+"""CAPACITY - 1: an index is a counter masked by it. Real code: `TraceRing.h`,
+`TraceRing::MASK`."""
 MAX_SCALARS = 5
-"""Scalar slots in an Entry; num_scalar_args may say more, only 5 values are stored."""
+"""Scalar slots in an Entry; num_scalar_args may say more, only 5 values are stored. Real code:
+`TraceRing.h`, the `scalar_values` array of an Entry."""
 
 ENTRY = struct("TraceRing::Entry", [
     Member("schema_hash", hash64, doc="SchemaHash: FNV-1a of the op name"),

@@ -32,6 +32,7 @@ TRANSACTION = struct("Transaction", [
 
 E18_9 = "E18.9"
 TXLOG_CAPACITY = 16
+"""Real code: `Transaction.h`, `TransactionLog<N = 16>`."""
 
 
 def default_txlog_capacity() -> int:

@@ -17,16 +17,21 @@ from .registry import InvalidCase, declare
 from .schema import U8, Enum, Field, record
 
 NONE32 = 0xFFFFFFFF
-"""The 'none' value of every strong ID (OpIndex, SlotId, NodeId, SymbolId, MetaIndex)."""
+"""The 'none' value of every strong ID (OpIndex, SlotId, NodeId, SymbolId, MetaIndex). Real
+code: `Types.h`, each strong ID's `none()`."""
 
 HASH_UNSET = 0
-"""A strong hash (SchemaHash, ShapeHash, ...) of 0 means 'unset'."""
+"""A strong hash (SchemaHash, ShapeHash, ...) of 0 means 'unset'. Real code: `Types.h`, the
+strong hashes' default value."""
 
 HASH_SENTINEL = 0xFFFFFFFFFFFFFFFF
-"""`sentinel()` of every strong hash; nothing at 8d2680a2 produces or tests it."""
+"""`sentinel()` of every strong hash; nothing at 8d2680a2 produces or tests it. Real code:
+`Types.h`."""
 
 STRONG_ID_BYTES = 4
+"""Every strong ID is a u32 wrapper. Real code: `Types.h`, static_asserts on each ID."""
 STRONG_HASH_BYTES = 8
+"""Every strong hash is a u64 wrapper. Real code: `Types.h`, static_asserts on each hash."""
 
 
 class ScalarType(enum.IntEnum):
@@ -119,6 +124,8 @@ class OpFlag(enum.IntFlag):
 
 
 OP_FLAG_PHASE_SHIFT = 2
+"""The phase bits of op_flags start at bit 2. Real code: `TraceRing.h`, the op_flags bit
+layout."""
 
 
 class MetaFlag(enum.IntFlag):

@@ -26,7 +26,8 @@ ROOT_SCOPE = "<root>"
 """The path the native Vessel records for the root module."""
 
 MAX_SHAPE_NDIM = 255
-"""The C API carries each tensor's ndim as one byte."""
+"""The C API carries each tensor's ndim as one byte. Real code: `vessel_api.h`, the C struct's
+ndim field."""
 
 E8_1 = "E8.1"
 

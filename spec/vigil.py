@@ -34,7 +34,8 @@ from .types import NONE32
 
 E11_2, E11_5, E11_6 = "E11.2", "E11.5", "E11.6"
 ALIGNMENT_K = K
-"""Consecutive matches that confirm an iteration boundary (IterationDetector::K)."""
+"""Consecutive matches that confirm an iteration boundary (IterationDetector::K). Real code:
+`Vigil.h`, `ALIGNMENT_K`."""
 
 
 class Mode(enum.IntEnum):

@@ -50,6 +50,7 @@ from .transaction import TxStatus
 from .types import NONE32
 
 MAX_REGIONS = 4096
+"""The spec's own bound on the regions of one `vigil.dispatch` request."""
 
 
 def handle_wire(sid: int, h: Handle | None) -> dict | None:
