@@ -22,6 +22,7 @@ from .commands import (
     paper,
     prove,
     record,
+    render,
     serve,
     synth,
     vectors,
@@ -32,7 +33,7 @@ BUG_REPORT = ("this is a bug in crucible-spec: please report it with the command
               "the output of the same command run with --debug")
 
 COMMANDS = (ops, prove, mutate, serve, conform, vectors, errata, oracle, bench, record, analyze,
-            synth, lean_coverage, fuzz, dump, paper)
+            synth, lean_coverage, fuzz, dump, paper, render)
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -42,6 +42,7 @@ COMMANDS: dict[str, list[str]] = {
     "fuzz": ["fuzz", "--reader", "no-such-reader", "--report", OUT],
     "dump": ["dump", F],
     "paper": ["paper", "--out", OUT, "--prove-report", F],
+    "render": ["render", F, "-o", OUT],
 }
 """Each command with arguments that make it fail fast on a bad input."""
 

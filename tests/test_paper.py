@@ -291,3 +291,38 @@ def test_analyze_plot_refuses_a_file_as_its_directory(tmp_path, capsys):
                  str(target)]) == 2
     assert "is a file, not an output directory" in capsys.readouterr().err
     assert target.read_text() == "keep me"
+
+
+@pytest.mark.parametrize("trace,clusters", [
+    ("mlp", {"forward", "backward"}),
+    ("transformer", {"forward", "backward", "optimizer"}),
+])
+def test_render_draws_the_bundled_traces(tmp_path, capsys, trace, clusters):
+    from crucible_spec.cli import main
+
+    out = tmp_path / f"{trace}.svg"
+    assert main(["render", str(ROOT / "examples" / "traces" / f"{trace}.crtrace"),
+                 "-o", str(out)]) == 0
+    assert "blocks, architecture" in capsys.readouterr().out
+    svg = out.read_text()
+    ET.fromstring(svg[svg.index("<svg"):])
+    titles = set(re.findall(r">(forward|backward|optimizer)<", svg))
+    assert titles == clusters
+    assert "Backward" in svg
+
+
+@pytest.mark.parametrize("content,message", [
+    (None, "cannot read"),
+    (b"not a trace at all", "is not a .crtrace"),
+    (b"CRTR\x01\0\0\0\xff\xff\xff\xff\0\0\0\0", "not a valid .crtrace"),
+])
+def test_render_refuses_bad_input_in_one_line(tmp_path, capsys, content, message):
+    from crucible_spec.cli import main
+
+    path = tmp_path / "in.crtrace"
+    if content is not None:
+        path.write_bytes(content)
+    assert main(["render", str(path), "-o", str(tmp_path / "out.svg")]) == 2
+    err = capsys.readouterr().err
+    assert message in err and err.count("\n") == 1 and "Traceback" not in err
+    assert not (tmp_path / "out.svg").exists()

@@ -43,7 +43,7 @@ CHAPTERS: tuple[Chapter, ...] = (
     Chapter(5, "TensorMeta and slots", ("tensor_meta", "tensor_slot")),
     Chapter(6, "Trace graph", (
         "trace_entry", "trace_graph", "background_thread", "build_trace", "trace_build_ops",
-        "pipeline", "pipeline_ops")),
+        "pipeline", "pipeline_ops", "vis")),
     Chapter(7, "Iteration detection", ("iteration_detector",)),
     Chapter(8, "Hashing", ("hashing", "schema_table", "vessel")),
     Chapter(9, "Merkle DAG", ("merkle_dag", "content_hash", "dag", "dag_ops", "kernel_cache")),

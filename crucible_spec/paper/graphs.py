@@ -9,6 +9,7 @@ from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from ..commands.common import UsageError
 from ..spec import replay_machines as rm
 from ..spec.machine import Machine
 from ..spec.pipeline import PipelineRun
@@ -51,7 +52,7 @@ def fold(m: Machine, label: Callable, action: Callable[[str], str]) -> FoldedMac
                          len(seen))
 
 
-def _quote(text: str) -> str:
+def quote(text: str) -> str:
     escaped = text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
     return f'"{escaped}"'
 
@@ -63,18 +64,23 @@ def machine_dot(f: FoldedMachine) -> str:
         merged.setdefault((a, b), []).append(act)
     lines = ["digraph machine {", "  rankdir=LR;", '  node [shape=box, style="rounded", '
              'fontname="DejaVu Sans", fontsize=10];', '  edge [fontname="DejaVu Sans", '
-             'fontsize=8];', f"  label={_quote(f'{f.name}: {f.states} states explored')};",
-             '  start [shape=point];', f"  start -> {_quote(f.initial)};"]
-    lines += [f"  {_quote(n)};" for n in f.nodes]
-    lines += [f"  {_quote(a)} -> {_quote(b)} [label={_quote(', '.join(sorted(set(acts))))}];"
+             'fontsize=8];', f"  label={quote(f'{f.name}: {f.states} states explored')};",
+             '  start [shape=point];', f"  start -> {quote(f.initial)};"]
+    lines += [f"  {quote(n)};" for n in f.nodes]
+    lines += [f"  {quote(a)} -> {quote(b)} [label={quote(', '.join(sorted(set(acts))))}];"
               for (a, b), acts in sorted(merged.items())]
     return "\n".join([*lines, "}"]) + "\n"
 
 
 def render_dot(dot: str) -> str:
+    """The SVG Graphviz's dot draws from `dot`."""
     import graphviz
 
-    return graphviz.Source(dot).pipe(format="svg", encoding="utf-8")
+    try:
+        return graphviz.Source(dot).pipe(format="svg", encoding="utf-8")
+    except graphviz.ExecutableNotFound:
+        raise UsageError("drawing graphs needs Graphviz's dot program: install Graphviz "
+                         "(Debian: apt-get install graphviz)") from None
 
 
 def dot_figure(name: str, title: str, chapter: int, dot: str) -> Figure:
@@ -156,7 +162,7 @@ def dag_dot(run: PipelineRun, title: str) -> str:
     each pointing at the kernel its content hash compiles to: equal contents share one kernel
     (a kernel-cache hit)."""
     lines = ["digraph dag {", "  rankdir=TB;", '  node [fontname="DejaVu Sans", fontsize=9];',
-             '  edge [fontname="DejaVu Sans", fontsize=8];', f"  label={_quote(title)};",
+             '  edge [fontname="DejaVu Sans", fontsize=8];', f"  label={quote(title)};",
              '  trace [shape=oval, label="recorded trace"];']
     previous, kernels = "trace", set()
     for first, last in _runs(run):
@@ -166,11 +172,11 @@ def dag_dot(run: PipelineRun, title: str) -> str:
                                                        f"(x{last - first + 1})"
         label = (f"{name}\nops {r.window.start}..{end.window.start + end.window.count - 1}\n"
                  f"merkle 0x{r.merkle_hash:016x}\npool {r.plan.pool_bytes if r.plan else 0} B")
-        lines += [f"  r{first} [shape=box, label={_quote(label)}];", f"  {previous} -> r{first};"]
+        lines += [f"  r{first} [shape=box, label={quote(label)}];", f"  {previous} -> r{first};"]
         if content not in kernels:
             kernels.add(content)
             lines.append(f"  k{content} [shape=component, "
-                         f"label={_quote(f'kernel for content{chr(10)}{content}')}];")
+                         f"label={quote(f'kernel for content{chr(10)}{content}')}];")
         lines.append(f'  r{first} -> k{content} [style=dashed, label="content"];')
         previous = f"r{first}"
     return "\n".join([*lines, "}"]) + "\n"
