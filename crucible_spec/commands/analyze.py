@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 from . import console
-from .common import UsageError, check_output_dir, profile_errata, read_input, sniff
+from .common import UsageError, check_output_dir, profile_errata, read_crtrace
 
 SHOWN_BOUNDARIES = 12
 
@@ -81,10 +81,7 @@ def run(args: argparse.Namespace) -> int:
 
     if args.plot:
         check_output_dir(args.plot)
-    data = read_input(args.trace)
-    if sniff(data) != "crtrace":
-        raise UsageError(f"{args.trace} is not a .crtrace (its first bytes are "
-                         f"{data[:4].hex() or 'empty'}, not 'CRTR')")
+    data = read_crtrace(args.trace)
     errata = profile_errata(args.profile)
     try:
         with console.steps("analyze", 1) as s:

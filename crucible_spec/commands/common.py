@@ -70,6 +70,16 @@ def sniff(data: bytes) -> str | None:
     return MAGICS.get(data[:4])
 
 
+def read_crtrace(path: str | Path) -> bytes:
+    """The bytes of a user-named .crtrace, or a UsageError when it cannot be read or its
+    magic is not 'CRTR'."""
+    data = read_input(path)
+    if sniff(data) != "crtrace":
+        raise UsageError(f"{path} is not a .crtrace (its first bytes are "
+                         f"{data[:4].hex() or 'empty'}, not 'CRTR')")
+    return data
+
+
 def profile_errata(name: str) -> frozenset[str]:
     from ..spec.errata import profile_errata as lookup
 

@@ -30,6 +30,9 @@ def run(args: argparse.Namespace) -> int:
     if args.check:
         if args.prove_report or args.html:
             raise UsageError("--check writes nothing: it takes neither --prove-report nor --html")
+        if not papers.is_dir():
+            print(f"paper drift: {papers} does not exist: run crucible-spec paper --out {papers}")
+            return 1
         drift = build.check(papers)
         for d in drift:
             print(f"paper drift: {d}")

@@ -9,8 +9,7 @@ from .common import (
     check_output,
     count,
     profile_errata,
-    read_input,
-    sniff,
+    read_crtrace,
     write_output,
 )
 
@@ -24,10 +23,7 @@ def run(args: argparse.Namespace) -> int:
     from ..spec.pipeline import Window
 
     check_output(args.output, args.force)
-    data = read_input(args.trace)
-    if sniff(data) != "crtrace":
-        raise UsageError(f"{args.trace} is not a .crtrace (its first bytes are "
-                         f"{data[:4].hex() or 'empty'}, not 'CRTR')")
+    data = read_crtrace(args.trace)
     errata = profile_errata(args.profile)
     try:
         trace = parse_crtrace(data, errata)

@@ -12,7 +12,7 @@ from .layouts import layout_section
 from .links import fn_id, po_id, to_op
 from .markdown import as_json, code, heading, table
 from .op_section import OBLIGATION_HEAD, op_section
-from .source import Definition, constants, definitions, module_doc, module_path
+from .source import Definition, constants, definitions, module_doc, module_path, tool_doc
 from .status import ProveStatus
 
 
@@ -76,12 +76,35 @@ def _obligations(number: int, here: str, status: ProveStatus) -> str:
     return table(head, rows) if rows else ""
 
 
+def _by_chapter() -> str:
+    """How many obligations of each kind each chapter has, and the mutants they must kill."""
+    from .chapters import CHAPTERS
+    from .links import chapter as chapter_of
+
+    counts: dict[int, dict[str, int]] = {}
+    for ident, po in REGISTRY.obligations.items():
+        row = counts.setdefault(po_sort_key(ident)[1], {})
+        row[po.kind] = row.get(po.kind, 0) + 1
+        row["mutants"] = row.get("mutants", 0) + len(po.mutants)
+    kinds = ("z3", "model", "property", "contract")
+    rows = [(f"[{n}. {chapter_of(n).title}]({chapter_of(n).filename}#proof-obligations)",
+             *(counts[n].get(k, 0) for k in kinds), counts[n]["mutants"])
+            for n in sorted(counts) if any(c.number == n for c in CHAPTERS)]
+    total = [sum(r[i] for r in rows) for i in range(1, len(kinds) + 2)]
+    return table(("chapter", *kinds, "mutants"), [*rows, ("all", *total)])
+
+
 def render_chapter(ch: Chapter, status: ProveStatus, figures: list[tuple[str, str]]) -> str:
     """The whole chapter as Markdown."""
     here = ch.filename
     out = [f"# {ch.number}. {ch.title}"]
     for m in ch.modules:
         out += [f"**{module_path(m)}.** {module_doc(m)}"]
+    for m in ch.about:
+        path, doc = tool_doc(m)
+        out += [f"**{path}.** {doc}"]
+    if ch.about:
+        out += ["## Obligations by chapter", _by_chapter()]
     layouts = sorted({s.name: s for s in REGISTRY.layouts.values() if s.chapter == ch.number}
                      .values(), key=lambda s: s.name)
     if layouts:
@@ -100,7 +123,7 @@ def render_chapter(ch: Chapter, status: ProveStatus, figures: list[tuple[str, st
         out += ["## Errata"] + [_erratum(e, here) for e in errata]
     pos = _obligations(ch.number, here, status)
     if pos:
-        out += ["## Proof obligations", pos]
+        out += [heading(2, "Proof obligations", "proof-obligations"), pos]
     if figures:
         out += ["## Figures"] + [f"![{title}](figures/{name})" for title, name in figures]
     defs = [(m, definitions(m)) for m in ch.modules]

@@ -20,6 +20,8 @@ class Chapter:
     title: str
     modules: tuple[str, ...] = ()
     pending: tuple[Pending, ...] = ()
+    about: tuple[str, ...] = ()
+    """Modules outside spec/ whose docstrings the chapter also reads (the tools it describes)."""
 
     @property
     def slug(self) -> str:
@@ -94,5 +96,7 @@ CHAPTERS: tuple[Chapter, ...] = (
         Pending("RingKernel's checkpoints, delta checkpoints and content digests",
                 "other-seeds.md §3.5"),
         Pending("RingKernel's TLA+ models and what they check", "other-seeds.md §3.6"))),
-    Chapter(20, "Proofs", ("machine",)),
+    Chapter(20, "Proofs", ("machine",), about=(
+        "proofs.obligation", "proofs.evidence", "proofs.model", "proofs.runner", "proofs.cache",
+        "proofs.mutation", "proofs.patch")),
 )

@@ -57,6 +57,13 @@ def module_doc(name: str) -> str:
     return inspect.cleandoc(spec_module(name).__doc__ or "")
 
 
+def tool_doc(dotted: str) -> tuple[str, str]:
+    """(repository path, docstring) of a module outside spec/, e.g. `proofs.model`."""
+    module = importlib.import_module(f"crucible_spec.{dotted}")
+    path = "/".join([*dotted.split(".")[:-1], Path(module.__file__).name])
+    return path, inspect.cleandoc(module.__doc__ or "")
+
+
 def _is_constant(value: Any) -> bool:
     return (isinstance(value, (int, float, bytes)) and not isinstance(value, (bool, enum.Enum)))
 
