@@ -1,0 +1,115 @@
+"""Chapter 14 obligations of PyC's IR: verify against its own well-formedness predicate, the
+canonical text as an injective code of a verified module, and the cache key's folds.
+
+The text is decoded back here by a parser written from the chapter's line format (with the
+spec's escapes), independent of `serialize`."""
+
+from __future__ import annotations
+
+import re
+
+from hypothesis import strategies as st
+
+from ..spec.pyc_cache import CompileOptions, cache_key, fold
+from ..spec.pyc_fingerprint import modules, serialize, verify_edges
+from ..spec.pyc_ir import DType, OpKind, PycModule, PycOp, module_from_wire, verify, well_formed
+from ..spec.registry import Mutant
+from .obligation import Property, property_obligation
+
+_LINE = re.compile(r"^(\d+):([a-z_]+):((?:[^:\\]|\\.)*):dtype=(\d+):shape=([\dx]*):"
+                   r"inputs=([\d,]*)$")
+_UNESCAPE = {"\\\\": "\\", "\\:": ":", "\\n": "\n"}
+
+
+def parse_text(text: str) -> PycModule:
+    """A module from its canonical text (the chapter's line format, escapes undone)."""
+    ops = []
+    lines = text.split("\n")
+    assert lines[-1] == "", "the text ends with a newline"
+    for i, line in enumerate(lines[:-1]):
+        m = _LINE.match(line)
+        assert m and int(m.group(1)) == i, (i, line)
+        name = re.sub(r"\\.", lambda e: _UNESCAPE[e.group(0)], m.group(3))
+        shape = tuple(int(d) for d in m.group(5).split("x")) if m.group(5) else ()
+        inputs = tuple(int(j) for j in m.group(6).split(",")) if m.group(6) else ()
+        ops.append(PycOp(OpKind[m.group(2).upper()], name, DType(int(m.group(4))), shape,
+                         inputs))
+    return PycModule(tuple(ops))
+
+
+def _verify_is_predicate(args: dict) -> None:
+    m = module_from_wire(args["module"])
+    assert (verify(m) == 0) == well_formed(m), (verify(m), m)
+
+
+def _round_trip(args: dict) -> None:
+    m = module_from_wire(args["module"])
+    assert parse_text(serialize(m)) == m, m
+
+
+@property_obligation(
+    "PO14.200",
+    "pyc.verify answers 0 exactly for the modules the well-formedness predicate accepts (some "
+    "ops, each with at most 8 earlier inputs and at most 8 positive dimensions), and the "
+    "canonical text of a verified module parses back to that module, so two modules never "
+    "share a text or a fingerprint's pre-image (E14.1).",
+    covers=("pyc.verify", "pyc.serialize", "pyc.fingerprint"),
+    subject=verify,
+    mutants=(
+        Mutant.edit("self input", "an op may name itself as input", verify,
+                    "j < 0 or j >= i", "j < 0 or j > i"),
+        Mutant.edit("rank 9 passes", "the shape check allows 9 dimensions", verify,
+                    "len(op.shape) > MAX_DIMS", "len(op.shape) > MAX_DIMS + 1"),
+        Mutant.edit("zero dimension", "a dimension of 0 passes", verify,
+                    "any(d <= 0 for d in op.shape)", "any(d < 0 for d in op.shape)"),
+        Mutant.edit("colon unescaped", "':' is written raw in a name",
+                    serialize, "name_text(op.name, errata)", "op.name"),
+    ),
+)
+def verify_and_text(_subject):
+    return [
+        Property("verify against the predicate, edges", _verify_is_predicate,
+                 cases=verify_edges),
+        Property("verify against the predicate", _verify_is_predicate,
+                 strategy=lambda: modules()),
+        Property("text parses back", _round_trip, strategy=lambda: modules(True)),
+    ]
+
+
+def _strings_ordered(case: tuple[str, str]) -> None:
+    a, b = case
+    one = cache_key(7, 0, CompileOptions(autotune_db_path=a, dist_config_json=b))
+    two = cache_key(7, 0, CompileOptions(autotune_db_path=b, dist_config_json=a))
+    assert one != two, case
+
+
+def _fold_order(_case: None) -> None:
+    key = fold(fold(1, 2), 3)
+    assert key != fold(fold(1, 3), 2) and fold(0, 5) == fold(5, 0)
+    base = cache_key(0, 0, CompileOptions())
+    assert base != cache_key(0, 0, CompileOptions(enable_fusion=False))
+    assert base != cache_key(0, 1, CompileOptions())
+
+
+@property_obligation(
+    "PO14.201",
+    "The cache key tells apart options that differ only by which string sits in which place "
+    "(E14.2), and every number of the options reaches it: the fusion flag and the backend "
+    "change the key of the default options.",
+    covers=("pyc.cache_key",),
+    subject=cache_key,
+    mutants=(
+        Mutant.edit("strings by XOR", "the seed's fold: strings XORed into the key",
+                    cache_key, "key = key ^ h if E14_2 in errata else fold(key, h ^ "
+                    "(position + 1))", "key = key ^ h"),
+        Mutant.edit("fusion dropped", "the fusion flag does not enter the key", cache_key,
+                    "(backend, o.enable_fusion,", "(backend, False,"),
+    ),
+)
+def cache_key_folds(_subject):
+    words = st.text(st.sampled_from("ab.{}"), min_size=1, max_size=4)
+    return [
+        Property("swapped strings", _strings_ordered,
+                 strategy=lambda: st.tuples(words, words).filter(lambda t: t[0] != t[1])),
+        Property("numbers reach the key", _fold_order, cases=lambda: [None]),
+    ]
