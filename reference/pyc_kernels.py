@@ -1,0 +1,10 @@
+"""Reference for PyC's kernel registry, rails, dispatch, decision log and autotune database
+(chapter 12): the spec's own functions."""
+
+from __future__ import annotations
+
+from ..spec.pyc_kernel_ops import select_op, workload_family_op
+from ..spec.registry import reference
+
+reference("pyc.workload_family")(workload_family_op)
+reference("pyc.kernel.select")(select_op)
