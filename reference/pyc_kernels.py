@@ -4,7 +4,9 @@
 from __future__ import annotations
 
 from ..spec.pyc_kernel_ops import select_op, workload_family_op
+from ..spec.pyc_rails import simulate_op
 from ..spec.registry import reference
 
 reference("pyc.workload_family")(workload_family_op)
 reference("pyc.kernel.select")(select_op)
+reference("pyc.rails.simulate")(simulate_op)
