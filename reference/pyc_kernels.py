@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+from ..spec.pyc_autotune_ops import db_op_wire, record_op
 from ..spec.pyc_kernel_ops import select_op, workload_family_op
 from ..spec.pyc_rails import simulate_op
 from ..spec.registry import reference
@@ -10,3 +11,5 @@ from ..spec.registry import reference
 reference("pyc.workload_family")(workload_family_op)
 reference("pyc.kernel.select")(select_op)
 reference("pyc.rails.simulate")(simulate_op)
+reference("pyc.autotune.db")(db_op_wire)
+reference("pyc.autotune.record")(record_op)
