@@ -29,7 +29,8 @@ E12_1, E12_3 = "E12.1", "E12.3"
 DB_ENTRY_MAX = 512
 """Keys a compacted database keeps (PYC_AUTOTUNE_DB_ENTRY_MAX). Real code: compiler_api.c."""
 CANDIDATE_MAX = 16
-"""Candidates a run's round robin collects (PYC_AUTOTUNE_CANDIDATE_MAX). Real code: compiler_api.c."""
+"""Candidates a run's round robin collects (PYC_AUTOTUNE_CANDIDATE_MAX).
+Real code: compiler_api.c."""
 LINE_MAX = 511
 """Bytes a read of one line takes at most (fgets into 512 bytes). Real code: compiler_api.c."""
 DEFAULT_DB_PATH = "benchmark/benchmarks/results/json/pyc_autotune.db"

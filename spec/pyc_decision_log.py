@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from itertools import pairwise
 
 from hypothesis import strategies as st
 
@@ -69,7 +70,7 @@ def parse(log: str) -> Log:
     cut = len(log.encode()) >= LOG_MAX
     kind = RUN if " shadow_mode=" in log else COMPILE  # 2. the second key tells the kind
     keys, entries, pos = KEYS[kind], [], len("mode=")
-    for key, nxt in zip(keys, keys[1:]):  # 3. each value runs to the next key
+    for key, nxt in pairwise(keys):  # 3. each value runs to the next key
         at = log.find(f" {nxt}=", pos)
         if at < 0:
             if cut:  # 4. the tail was cut off: the last value read may be short

@@ -118,9 +118,8 @@ def promoted(env: Env, s: Situation) -> tuple[bool, str]:
             replayed = s.promoted_graph == "replayed"
         else:
             failure = s.promoted_graph
-    if failure or not env.graph_replay:  # 2. else the plain pipeline
-        if s.promoted_plain != PLAIN_OK:
-            return False, s.promoted_plain
+    if (failure or not env.graph_replay) and s.promoted_plain != PLAIN_OK:
+        return False, s.promoted_plain  # 2. else the plain pipeline, which failed too
     prefix = "cuda_cutlass_bf16" if s.dtype == BF16 else "cuda_promoted_gemm"
     return True, clip(f"{prefix}{'_graph' if replayed else ''}:{symbol}")
 

@@ -53,7 +53,8 @@ PRESSURE_WEIGHTS = {MEMORY_FIRST: (10.0, 16.0, 120.0), BALANCED: (7.0, 10.0, 90.
 """Allocator-penalty weights (pressure event, rematerialised tensor, budget excess) per mode;
 UTILIZATION_FIRST pays no allocator penalty. Real code: kernel_registry.c."""
 REUSE_WEIGHT = {MEMORY_FIRST: 42.0, BALANCED: 24.0}
-"""Weight of the reuse bonus per mode (none under UTILIZATION_FIRST). Real code: kernel_registry.c."""
+"""Weight of the reuse bonus per mode (none under UTILIZATION_FIRST).
+Real code: kernel_registry.c."""
 
 
 E12_2 = "E12.2"
