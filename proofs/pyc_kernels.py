@@ -385,3 +385,40 @@ def _logs() -> st.SearchStrategy:
 def log_reads_back(_subject):
     return [Property("rendered logs", _log, strategy=_logs, examples=300),
             Property("edge logs", lambda a: dl.parse(a["log"]), cases=dl.log_edges)]
+
+
+# ── PO12.206: what a run records ──────────────────────────────────────────────────────────────
+
+
+def _round_robin(n: int) -> None:
+    names = [f"k{(7 * i) % n:02d}" for i in range(n)]  # registered out of symbol order
+    cat = [pk.Kernel(s) for s in names]
+    first = sorted(names)[:16]
+    seen = [at.recorded(cat, run, 5.0, 2.5, pk.BALANCED, 0.0) for run in range(1, 2 * len(
+        first) + 1)]
+    assert [s for s, _ in seen] == first * 2, (n, seen)
+    assert all(ms == 2.5 for _, ms in seen)
+    assert at.recorded(cat, 0, 5.0, 2.5, pk.BALANCED, 0.0)[0] == first[0]
+
+
+@property_obligation(
+    "PO12.206",
+    "With autotune on, runs 1, 2, ... record the candidates in symbol order (at most the "
+    "first 16 by symbol), one per run, cycling; run 0 records the first; each records the "
+    "candidate's measured time (not an estimate from the run, E12.1).",
+    covers=("pyc.autotune.record",),
+    subject=at.recorded,
+    mutants=(
+        Mutant.edit("off by one", "run 1 takes the second candidate", at.candidate_index,
+                    "(run_count - 1) % count", "run_count % count"),
+        Mutant.edit("registration order", "candidates not sorted by symbol", at.recorded,
+                    "collect_order(catalog)[:CANDIDATE_MAX]",
+                    "list(range(len(catalog)))[:CANDIDATE_MAX]"),
+        Mutant.edit("no candidate cap", "every kernel is a candidate", at.recorded,
+                    "collect_order(catalog)[:CANDIDATE_MAX]", "collect_order(catalog)"),
+        Mutant.edit("estimate", "the seed's estimate always", at.recorded,
+                    "if E12_1 in errata:", "if True:"),
+    ),
+)
+def round_robin_measures(_subject):
+    return [Property("catalogs of 1 to 20 kernels", _round_robin, cases=lambda: range(1, 21))]

@@ -77,8 +77,8 @@ def read_ms(text: str, errata: frozenset[str] = NO_ERRATA) -> float | None:
         special = re.match(r"[+-]?(nan|inf)", text, re.IGNORECASE)
         if special:
             return float(special.group(0))
-        hexa = re.match(r"[+-]?0[xX]([0-9a-fA-F]+\.?[0-9a-fA-F]*|\.[0-9a-fA-F]+)"
-                        r"([pP][+-]?\d+)?", text)
+        hexa = re.match(r"[+-]?0x(?:[0-9a-f]+\.?[0-9a-f]*|\.[0-9a-f]+)(?:p[+-]?\d+)?",
+                        text.lower())
         if hexa:
             return float.fromhex(hexa.group(0))
     m = _NUMBER.match(text)
