@@ -55,13 +55,13 @@ CHAPTERS: tuple[Chapter, ...] = (
     Chapter(11, "Compiled replay", (
         "pool_allocator", "replay_region", "replay_engine", "crucible_context", "vigil",
         "replay_machines", "replay_context_ops", "vigil_ops", "replay_ops")),
-    Chapter(12, "Kernels", ("ckernel",), (
+    Chapter(12, "Kernels", (
+        "ckernel", "pyc_wire", "pyc_kernels", "pyc_kernel_ops", "pyc_autotune",
+        "pyc_autotune_ops", "pyc_rails", "pyc_dispatch", "pyc_decision_log"), (
         Pending("The schema-hash -> CKernelId registration table and its lookups",
                 "crucible-facts-ir.md §7.2"),
         Pending("The CPU reference compute kernels (GEMM, convolution, norms, activations, "
                 "attention) and their accumulation orders", "crucible-facts-ir.md §14"),
-        Pending("PyC's kernel registry, scoring and autotuning", "other-seeds.md §1.5"),
-        Pending("PyC's reason-coded CUDA dispatch", "other-seeds.md §1.8"),
         Pending("vyre's 16.16 fixed-point tensor-train contraction step `tt_contract_step`",
                 "other-seeds.md §4.2"))),
     Chapter(13, "Cost model", (), (
