@@ -20,7 +20,6 @@ from .pyc_ir import (
     MAX_INPUTS,
     MAX_OPS,
     WIRE_MAX_LIST,
-    Code,
     DType,
     OpKind,
     PycModule,
@@ -236,6 +235,8 @@ erratum(
              "seed": {"text": "0:input:a:dtype=1:shape=1:inputs=\n1:input:b:dtype=1:shape=1:"
                               "inputs=\n"}},
     flag="result",
+    also=({"op": "pyc.fingerprint", "args": _TWINS[0], "spec": {"out": "0x1567db4f71319765"},
+           "seed": {"out": "0x196e17e8e38225ed"}},),
     detail="The name is printed with %s between colons and the line ends in a newline, so a "
            "name holding ':dtype=1:shape=1:inputs=\\n1:input:b' makes a one-op module print "
            "exactly as the two-op module [input a [1], input b [1]]: one text, one fingerprint, "
