@@ -8,11 +8,15 @@ from __future__ import annotations
 
 import re
 
+import numpy as np
 from hypothesis import strategies as st
 
 from ..spec.pyc_cache import CompileOptions, cache_key, fold
 from ..spec.pyc_fingerprint import modules, serialize, verify_edges
+from ..spec.pyc_interp import run_module
 from ..spec.pyc_ir import DType, OpKind, PycModule, PycOp, module_from_wire, verify, well_formed
+from ..spec.pyc_pass_ops import modules_with_inputs
+from ..spec.pyc_passes import fuse, peak_live, run_passes
 from ..spec.registry import Mutant
 from .obligation import Property, property_obligation
 
@@ -112,4 +116,44 @@ def cache_key_folds(_subject):
         Property("swapped strings", _strings_ordered,
                  strategy=lambda: st.tuples(words, words).filter(lambda t: t[0] != t[1])),
         Property("numbers reach the key", _fold_order, cases=lambda: [None]),
+    ]
+
+
+def _same_outputs(args: dict) -> None:
+    m = module_from_wire(args["module"])
+    feed = [np.frombuffer(np.array(x, dtype=np.uint32).tobytes(), dtype=np.float32)
+            for x in args["inputs"]]
+    before = run_module(m, feed)
+    after = run_module(run_passes(m)[0], feed)
+    assert len(before) == len(after)
+    assert all(a.tobytes() == b.tobytes() for a, b in zip(before, after, strict=True)), m
+
+
+def _chain_peak(n: int) -> None:
+    ops = [PycOp(OpKind.INPUT, "x", shape=(2,))]
+    ops += [PycOp(OpKind.RELU, "", shape=(2,), inputs=(i,)) for i in range(n - 1)]
+    got = run_passes(PycModule(tuple(ops)))[1].peak_live_values
+    assert got == min(n, 2), (n, got)
+
+
+@property_obligation(
+    "PO14.202",
+    "The pass pipeline does not change what a module computes: every runnable matmul, add and "
+    "relu chain gives the same float32 bits before and after it (E14.3); and liveness counts "
+    "the values alive at once: a chain of n unary ops needs 2 live values, not n (E14.4).",
+    covers=("pyc.passes", "pyc.run"),
+    subject=run_passes,
+    mutants=(
+        Mutant.edit("seed fusion", "the matmul absorbs the next op and its epilogue is lost",
+                    fuse, "if not (E14_3 in errata and fusable(ops, i)):",
+                    "if not fusable(ops, i):"),
+        Mutant.edit("seed liveness", "values with a reader are never freed", peak_live,
+                    "if E14_4 in errata:", "if True:"),
+    ),
+)
+def passes_keep_meaning(_subject):
+    return [
+        Property("outputs before and after the passes", _same_outputs,
+                 strategy=modules_with_inputs),
+        Property("a chain of n ops", _chain_peak, cases=lambda: range(1, 12)),
     ]

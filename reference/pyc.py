@@ -4,9 +4,12 @@ from __future__ import annotations
 
 from ..spec.pyc_cache import cache_key_op
 from ..spec.pyc_fingerprint import fingerprint_op, serialize_op, verify_op
+from ..spec.pyc_pass_ops import passes_op, run_op
 from ..spec.registry import reference
 
 reference("pyc.verify")(verify_op)
 reference("pyc.serialize")(serialize_op)
 reference("pyc.fingerprint")(fingerprint_op)
 reference("pyc.cache_key")(cache_key_op)
+reference("pyc.passes")(passes_op)
+reference("pyc.run")(run_op)

@@ -114,3 +114,90 @@ def test_a_cycle_is_verify_code_5_and_has_no_fingerprint():
                    _op("relu", shape=(2,), inputs=(1,))]}
     assert _ask("pyc.verify", {"module": cyc})["result"]["code"] == 5
     assert _ask("pyc.fingerprint", {"module": cyc})["error"]["code"] == "invalid_input"
+
+
+ALL = {p: True for p in ("canonicalize", "shape_inference", "layout_propagation", "fusion",
+                         "liveness", "allocation", "lowering")}
+
+
+def test_the_seed_pipeline_gives_pycs_golden_text():
+    got = _ask("pyc.passes", {"module": SOURCE, "passes": ALL}, "pyc@fdf1563")["result"]
+    text = _ask("pyc.serialize", {"module": got["module"]}, "pyc@fdf1563")["result"]["text"]
+    assert text == AFTER
+    assert got["fused_patterns"] == 1 and got["passes_run"] == 7
+    assert got["shape_bucket"] == "tiny:i2:b72" and got["signature"] == "1:r2x2x3;1:r2x3x4"
+    assert got["summary"] == "breaks=0 first=none@-1 c=0 g=0 r=0 l=0 u=0"
+    assert got["plan_count"] == 3 and got["first_break_name"] == "none"
+
+
+def test_the_spec_pipeline_keeps_the_relu():
+    got = _ask("pyc.passes", {"module": SOURCE, "passes": ALL})["result"]
+    assert [op["kind"] for op in got["module"]["ops"]] == [
+        "input", "input", "matmul", "relu", "output"]
+    assert [op["name"] for op in got["module"]["ops"]] == ["lhs", "rhs", "op_2", "op_3", "op_4"]
+    assert got["fused_patterns"] == 0 and got["transformed_ops"] == 3
+
+
+def _hx(x: float) -> str:
+    import struct
+
+    return f"0x{struct.unpack('<I', struct.pack('<f', x))[0]:08x}"
+
+
+def test_matmul_relu_after_the_passes_clamps_only_in_the_spec():
+    """x = [[1, 2], [-3, -4]] times w = [[2, 4, 6, 8], [8, 8, 8, 8]], then relu."""
+    module = {"ops": [_op("input", "x", (2, 2)), _op("input", "w", (2, 4)),
+                      _op("matmul", inputs=(0, 1)), _op("relu", inputs=(2,)),
+                      _op("output", inputs=(3,))]}
+    inputs = [[_hx(v) for v in (1, 2, -3, -4)], [_hx(v) for v in (2, 4, 6, 8, 8, 8, 8, 8)]]
+    args = {"module": module, "inputs": inputs, "passes": True}
+    spec = _ask("pyc.run", args)["result"]["outputs"]
+    seed = _ask("pyc.run", args, "pyc@fdf1563")["result"]["outputs"]
+    assert spec == [[_hx(v) for v in (18, 20, 22, 24, 0, 0, 0, 0)]]
+    assert seed == [[_hx(v) for v in (18, 20, 22, 24, -38, -44, -50, -56)]]
+
+
+def test_liveness_of_the_unfused_golden_graph():
+    passes = ALL | {"fusion": False}
+    seed = _ask("pyc.passes", {"module": SOURCE, "passes": passes}, "pyc@fdf1563")["result"]
+    spec = _ask("pyc.passes", {"module": SOURCE, "passes": passes})["result"]
+    assert seed["peak_live_values"] == 5 and spec["peak_live_values"] == 3
+
+
+def test_graph_breaks_are_counted_by_kind():
+    module = {"ops": [_op("input", "x", (4,)), _op("gelu", shape=(4,), inputs=(0,)),
+                      _op("const", "c", (4,)), _op("output", shape=(4,), inputs=(1,))]}
+    got = _ask("pyc.passes", {"module": module, "passes": ALL})["result"]
+    assert got["summary"] == "breaks=2 first=gelu@1 c=1 g=1 r=0 l=0 u=0"
+    assert got["first_break_name"] == "op_1" and got["plan_count"] == 1
+    assert got["shape_bucket"] == "tiny:i1:b16"
+
+
+def test_a_gelu_cannot_run():
+    module = {"ops": [_op("input", "x", (1,)), _op("gelu", shape=(1,), inputs=(0,)),
+                      _op("output", shape=(1,), inputs=(1,))]}
+    error = _ask("pyc.run", {"module": module, "inputs": [[_hx(1)]]})["error"]
+    assert error["code"] == "invalid_input" and "args.module.ops[1]" in error["message"]
+
+
+@pytest.mark.parametrize("profile,same", [("crucible", True), ("pyc@fdf1563", False)])
+def test_fusion_differential(profile, same):
+    """Running a module before and after the passes: equal under the spec, not under PyC."""
+    from hypothesis import HealthCheck, given, settings
+
+    from crucible_spec.spec.pyc_pass_ops import modules_with_inputs
+
+    differs = []
+
+    @settings(max_examples=60, derandomize=True, suppress_health_check=list(HealthCheck))
+    @given(modules_with_inputs())
+    def check(a):
+        wire = {"module": a["module"], "inputs": [[f"0x{w:08x}" for w in x]
+                                                   for x in a["inputs"]]}
+        before = _ask("pyc.run", wire | {"passes": False}, profile)["result"]
+        after = _ask("pyc.run", wire | {"passes": True}, profile)["result"]
+        if before != after:
+            differs.append(a)
+
+    check()
+    assert (not differs) == same
