@@ -47,6 +47,7 @@ from .spec.memory_plan import (
     plan_slots,
     scattered_slots,
 )
+from .spec.pyc_alloc import build_plan, requests_from_wire
 from .spec.registry import BACKENDS, REGISTRY, Op
 from .spec.trace_build_ops import graph_to_wire, kernels_from_wire, plan_of, recorded_ops
 
@@ -80,6 +81,8 @@ REFERENCE_SPLITS = {
     "plan.compute": Split(plan_slots, compute_memory_plan, _plan_result),
     "dag.content_hash": Split(trace_ops_from_wire, compute_content_hash,
                               lambda h: {"out": h}),
+    "pyc.alloc": Split(lambda requests, mode, budget: (requests_from_wire(requests), mode, budget),
+                       lambda state: build_plan(*state), vars),
     "detector.run": Split(lambda stream: stream, run_detector,
                           lambda r: {"boundaries": r[0], "final_state": state_wire(r[1])}),
 }

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from ..spec.pyc_alloc import alloc_op
 from ..spec.pyc_cache import cache_key_op
 from ..spec.pyc_fingerprint import fingerprint_op, serialize_op, verify_op
 from ..spec.pyc_pass_ops import passes_op, run_op
@@ -13,3 +14,4 @@ reference("pyc.fingerprint")(fingerprint_op)
 reference("pyc.cache_key")(cache_key_op)
 reference("pyc.passes")(passes_op)
 reference("pyc.run")(run_op)
+reference("pyc.alloc")(alloc_op)

@@ -49,9 +49,7 @@ CHAPTERS: tuple[Chapter, ...] = (
     Chapter(7, "Iteration detection", ("iteration_detector",)),
     Chapter(8, "Hashing", ("hashing", "schema_table", "vessel")),
     Chapter(9, "Merkle DAG", ("merkle_dag", "content_hash", "dag", "dag_ops", "kernel_cache")),
-    Chapter(10, "Memory plan", ("memory_plan", "plan_validity"), (
-        Pending("PyC's runtime memory planner (size classes, reuse, fragmentation figures)",
-                "other-seeds.md §1.4"),)),
+    Chapter(10, "Memory plan", ("memory_plan", "plan_validity", "pyc_alloc")),
     Chapter(11, "Compiled replay", (
         "pool_allocator", "replay_region", "replay_engine", "crucible_context", "vigil",
         "replay_machines", "replay_context_ops", "vigil_ops", "replay_ops")),
