@@ -191,10 +191,19 @@ declare(
 erratum(
     E14_2, "The three option strings fold by XOR, so swapping two gives the same cache key",
     seed="pyc@fdf1563", location="src/compiler/compiler_api.c build_compile_cache_key",
-    ops=("pyc.cache_key",),
+    ops=("pyc.cache_key", "pyc.cache.simulate"),
     witness={"args": _edges()[3], "spec": {"out": "0x0555fcc41605f7ff"},
              "seed": {"out": "0xded901fa16aa2fdf"}},
     flag="result",
+    also=({"op": "pyc.cache.simulate", "args": {"steps": [
+        {"module": _edges()[3]["module"], "options": _edges()[3]["options"]},
+        {"module": _edges()[4]["module"], "options": _edges()[4]["options"]}]},
+        "spec": {"results": [
+            {"key": "0x0555fcc41605f7ff", "hit": False, "slot": 0, "plan_of": 0},
+            {"key": "0xcb216ebf90b9ff83", "hit": False, "slot": 1, "plan_of": 1}]},
+        "seed": {"results": [
+            {"key": "0xded901fa16aa2fdf", "hit": False, "slot": 0, "plan_of": 0},
+            {"key": "0xded901fa16aa2fdf", "hit": True, "slot": 0, "plan_of": 0}]}},),
     detail="After the numbers, PyC does key = fnv1a64(s) ^ key for each non-empty string "
            "among autotune_db_path, backend_path and config_json. XOR commutes, so options "
            "that swap two of these strings (or repeat one in two places, which cancels) give "

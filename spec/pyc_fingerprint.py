@@ -228,7 +228,7 @@ _TWINS = ({"module": {"ops": [_wire_op("input", "a:dtype=1:shape=1:inputs=\n1:in
 erratum(
     E14_1, "Names are not escaped, so two modules can share one text and one fingerprint",
     seed="pyc@fdf1563", location="src/compiler/ir/ir.c pyc_ir_serialize",
-    ops=("pyc.serialize", "pyc.fingerprint"),
+    ops=("pyc.serialize", "pyc.fingerprint", "pyc.cache.simulate"),
     witness={"args": _TWINS[0],
              "spec": {"text": "0:input:a\\:dtype=1\\:shape=1\\:inputs=\\n1\\:input\\:b:dtype=1:"
                               "shape=1:inputs=\n"},
@@ -236,7 +236,15 @@ erratum(
                               "inputs=\n"}},
     flag="result",
     also=({"op": "pyc.fingerprint", "args": _TWINS[0], "spec": {"out": "0x1567db4f71319765"},
-           "seed": {"out": "0x196e17e8e38225ed"}},),
+           "seed": {"out": "0x196e17e8e38225ed"}},
+          {"op": "pyc.cache.simulate",
+           "args": {"steps": [{"module": _TWINS[1]["module"]}, {"module": _TWINS[0]["module"]}]},
+           "spec": {"results": [
+               {"key": "0xddf3da4397ddc800", "hit": False, "slot": 0, "plan_of": 0},
+               {"key": "0x15f92b65c54f16a4", "hit": False, "slot": 1, "plan_of": 1}]},
+           "seed": {"results": [
+               {"key": "0xddf3da4397ddc800", "hit": False, "slot": 0, "plan_of": 0},
+               {"key": "0xddf3da4397ddc800", "hit": True, "slot": 0, "plan_of": 0}]}}),
     detail="The name is printed with %s between colons and the line ends in a newline, so a "
            "name holding ':dtype=1:shape=1:inputs=\\n1:input:b' makes a one-op module print "
            "exactly as the two-op module [input a [1], input b [1]]: one text, one fingerprint, "

@@ -201,3 +201,81 @@ def test_fusion_differential(profile, same):
 
     check()
     assert (not differs) == same
+
+
+# ── the compile cache (facts sheet §1.6) ──────────────────────────────────────────────────────
+
+RELU = {"ops": [_op("input", "x", (2, 3)), _op("relu", "F/nxUs7AOgH", (2, 3), (0,))]}
+GELU = {"ops": [_op("input", "x", (2, 3)), _op("gelu", "Q4vK836kmzC", (2, 3), (0,))]}
+
+
+def _results(steps: list[dict], profile: str = "crucible") -> list[tuple]:
+    got = _ask("pyc.cache.simulate", {"steps": steps}, profile)["result"]["results"]
+    return [(int(r["key"], 16), r["hit"], r["slot"], r["plan_of"]) for r in got]
+
+
+@pytest.mark.parametrize("profile", ["crucible", "pyc@fdf1563"])
+def test_the_golden_module_hits_under_pycs_keys(profile):
+    steps = [{"module": SOURCE}, {"module": SOURCE},
+             {"module": SOURCE, "options": {"enable_fusion": False}}]
+    assert _results(steps, profile) == [(17405130821193028594, False, 0, 0),
+                                        (17405130821193028594, True, 0, 0),
+                                        (10346072359797451416, False, 1, 2)]
+
+
+def test_a_disabled_cache_neither_looks_nor_stores():
+    steps = [{"module": SOURCE, "options": {"cache_mode": 0}}] * 2 + [{"module": SOURCE}]
+    assert [r[1:] for r in _results(steps)] == [(False, -1, 0), (False, -1, 1), (False, 0, 2)]
+
+
+def test_the_33rd_store_evicts_slot_0():
+    steps = [{"module": SOURCE, "options": {"memory_budget_bytes": b}} for b in range(33)]
+    got = _results([*steps, steps[0], steps[32]])
+    assert [r[2] for r in got[:33]] == [*range(32), 0]
+    assert got[33][1:] == (False, 1, 33) and got[34][1:] == (True, 0, 32)
+
+
+def test_the_rho_twins_share_a_fingerprint():
+    """The search's own record: both texts reach FNV state 0x748e65d50b7dfeba at the end of
+    the name (checked with an FNV-1a written here), and the rest of the texts is equal."""
+    def fnv(text: str) -> int:
+        h = 1469598103934665603
+        for b in text.encode():
+            h = ((h ^ b) * 1099511628211) % 2**64
+        return h
+
+    head = "0:input:x:dtype=1:shape=2x3:inputs=\n1:"
+    assert fnv(head + "relu:F/nxUs7AOgH") == fnv(head + "gelu:Q4vK836kmzC") == 0x748E65D50B7DFEBA
+    fps = {_ask("pyc.fingerprint", {"module": m})["result"]["out"] for m in (RELU, GELU)}
+    assert fps == {"0x4e588cf1ac1aae27"}
+
+
+@pytest.mark.parametrize("profile,second", [("crucible", (False, 1, 1)),
+                                            ("pyc@fdf1563", (True, 0, 0))])
+def test_a_key_collision_is_a_miss_only_in_the_spec(profile, second):
+    got = _results([{"module": RELU}, {"module": GELU}], profile)
+    assert [r[0] for r in got] == [0x514E415340EF8C9C] * 2
+    assert got[0][1:] == (False, 0, 0) and got[1][1:] == second
+
+
+def test_swapped_strings_hit_only_in_the_seed():
+    steps = [{"module": SOURCE, "options": {"autotune_db_path": "a.db", "dist_config_json": "{}"}},
+             {"module": SOURCE, "options": {"autotune_db_path": "{}", "dist_config_json": "a.db"}}]
+    assert [r[1] for r in _results(steps)] == [False, False]
+    assert [r[1] for r in _results(steps, "pyc@fdf1563")] == [False, True]
+
+
+@pytest.mark.parametrize("steps,code,field", [
+    ([{"module": {"ops": []}}], "invalid_input", "args.steps[0].module"),
+    ([{"module": SOURCE}, {"module": {"ops": [_op("relu", shape=(2,), inputs=(1,))]}}],
+     "invalid_input", "args.steps[1].module"),
+    ([{"module": SOURCE, "backend": "0"}], "bad_request", "args.steps[0].backend"),
+    ([{"module": {"ops": [_op("conv", "x", (1,))]}}], "invalid_input",
+     "args.steps[0].module.ops[0].kind"),
+    ([{"module": SOURCE}] * 257, "invalid_input", "args.steps"),
+    ([{"module": SOURCE, "options": {"dist_enabled": True}}], "invalid_input",
+     "args.steps[0].options.dist_backend_path"),
+])
+def test_bad_compiles_are_refused_naming_the_field(steps, code, field):
+    error = _ask("pyc.cache.simulate", {"steps": steps})["error"]
+    assert error["code"] == code and field in error["message"], error

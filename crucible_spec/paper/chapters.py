@@ -69,15 +69,13 @@ CHAPTERS: tuple[Chapter, ...] = (
         Pending("PyC's kernel scores as a cost model", "other-seeds.md §1.5"))),
     Chapter(14, "Graph IR and symbolic algebra", (
         "expr", "symbol_table", "graph", "pyc_ir", "pyc_fingerprint", "pyc_cache",
-        "pyc_passes", "pyc_interp", "pyc_pass_ops"), (
+        "pyc_compile_cache", "pyc_passes", "pyc_interp", "pyc_pass_ops"), (
         Pending("ExprPool: interning, the structural hash and canonicalisation rules",
                 "crucible-facts-ir.md §5"),
         Pending("SymbolTable operations", "crucible-facts-ir.md §6"),
         Pending("Graph IR passes: RAUW, DCE, topological sort, CSE, fusion groups",
                 "crucible-facts-ir.md §8.5-8.11"),
         Pending("Lowering a trace graph to the Graph IR", "crucible-facts-ir.md §9"),
-        Pending("PyC's compile cache itself: 32 round-robin entries compared by key only",
-                "other-seeds.md §1.6"),
         Pending("SympleX's e-graph and equality saturation", "other-seeds.md §2.2"),
         Pending("vyre's fusion pressure", "other-seeds.md §4.3"))),
     Chapter(15, "Effects", (), (
