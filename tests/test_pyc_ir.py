@@ -279,3 +279,38 @@ def test_swapped_strings_hit_only_in_the_seed():
 def test_bad_compiles_are_refused_naming_the_field(steps, code, field):
     error = _ask("pyc.cache.simulate", {"steps": steps})["error"]
     assert error["code"] == code and field in error["message"], error
+
+
+def test_verify_accepts_exactly_the_well_formed_modules():
+    from hypothesis import HealthCheck, given, settings
+
+    from crucible_spec.spec.pyc_fingerprint import modules
+    from crucible_spec.spec.pyc_ir import module_from_wire, verify, well_formed
+
+    @settings(max_examples=300, derandomize=True, suppress_health_check=list(HealthCheck))
+    @given(modules())
+    def check(a):
+        m = module_from_wire(a["module"])
+        assert (verify(m) == 0) == well_formed(m)
+        assert (_ask("pyc.verify", a)["result"]["code"] == 0) == well_formed(m)
+
+    check()
+
+
+@pytest.mark.parametrize("profile", ["crucible", "pyc@fdf1563"])
+def test_a_hit_always_carries_a_plan_of_an_earlier_compile_with_the_same_key(profile):
+    from hypothesis import HealthCheck, given, settings
+
+    from crucible_spec.spec.pyc_compile_cache import _steps
+
+    @settings(max_examples=40, derandomize=True, suppress_health_check=list(HealthCheck))
+    @given(_steps())
+    def check(a):
+        got = _ask("pyc.cache.simulate", a, profile)["result"]["results"]
+        for s, r in enumerate(got):
+            assert r["plan_of"] <= s and got[r["plan_of"]]["key"] == r["key"]
+            assert r["hit"] == (r["plan_of"] != s)
+            if profile == "crucible":
+                assert a["steps"][r["plan_of"]]["module"] == a["steps"][s]["module"]
+
+    check()
