@@ -18,8 +18,8 @@ benefit per step (benefit = size when it lives one step, else size // steps) unt
 is met; BALANCED stops after one pick. peak_bytes is then the budget when the picks cover the
 excess, else the mark less what they relieve.
 
-PyC holds at most 2048 requests; the spec states the algorithm for any number up to
-MAX_REQUESTS.
+PyC holds at most 2048 requests (PYC_CAPACITY); the spec lifts that bound to MAX_REQUESTS and
+refuses more (invalid_input), and refuses plans whose sizes and alignments pass ARENA_LIMIT.
 """
 
 from __future__ import annotations
@@ -40,6 +40,9 @@ MODES = ("balanced", "memory_first", "utilization_first")
 """pyc_objective_mode by ordinal: BALANCED 0, MEMORY_FIRST 1, UTILIZATION_FIRST 2."""
 MAX_REQUESTS = 1 << 20
 """The spec's own bound on the requests of one plan (PyC's build holds 2048)."""
+ARENA_LIMIT = (1 << 63) - 1
+"""The spec's bound on a plan's sizes plus alignments, so every offset and peak fits in 63
+bits (PyC's size_t sums would wrap)."""
 PYC_CAPACITY = 2048
 """Requests PyC's plan holds. Real code: runtime/runtime_allocator.c, the plan's capacity."""
 
@@ -85,16 +88,19 @@ def align_up(x: int, a: int) -> int:
 
 
 def place(reqs: list[AllocRequest], errata: frozenset[str] = NO_ERRATA) -> AllocPlan:
-    """Steps 1-3 for every request in order."""
+    """Steps 1-3 for every request in order. Quadratic: the offsets busy during i's lifetime
+    are gathered once, where PyC rescans every earlier request per candidate (same answer)."""
     plan = AllocPlan()
     for i, r in enumerate(reqs):
-        plan.overlap_pairs += sum(1 for j in range(i) if overlaps(reqs[j], r))  # 1.
+        alive = [k for k in range(i) if overlaps(reqs[k], r)]  # 1. earlier requests alive with i
+        plan.overlap_pairs += len(alive)
+        busy = {plan.offsets[k] for k in alive}
         chosen = None
-        for j in range(i):  # 2. first fit over earlier offsets
+        for j in range(i):  # 2. first fit over earlier offsets not busy during i's lifetime
             cand = plan.offsets[j]
             if reqs[j].size < r.size or (E10_2 not in errata and cand % r.align):
                 continue
-            if not any(plan.offsets[k] == cand and overlaps(reqs[k], r) for k in range(i)):
+            if cand not in busy:
                 chosen = cand
                 break
         if chosen is not None:
@@ -112,7 +118,8 @@ def benefit(r: AllocRequest) -> int:
 
 
 def rematerialize(plan: AllocPlan, reqs: list[AllocRequest], mode: str, budget: int) -> None:
-    """The budget's accounting: counters and peak_bytes change, offsets do not."""
+    """The budget's accounting, pure bookkeeping as in PyC and the defined behaviour here:
+    counters and peak_bytes change, no offset moves (an offset plus size may pass the peak)."""
     if budget == 0 or plan.peak_bytes <= budget:
         return
     excess = plan.peak_bytes - budget
@@ -163,6 +170,8 @@ def requests_from_wire(requests: list[dict]) -> list[AllocRequest]:
         if r.end_step < r.start_step:
             raise InvalidInput(f"args.requests[{i}].end_step: ends before it starts")
         out.append(r)
+    if sum(r.size + r.align for r in out) > ARENA_LIMIT:
+        raise InvalidInput("args.requests: sizes and alignments total more than 2^63 - 1")
     return out
 
 
@@ -225,6 +234,9 @@ declare(
                  {"requests": [_req(0, 0, 0, 0)], "mode": "balanced", "budget": 0})),
              InvalidCase("a request that ends before it starts", lambda: st.just(
                  {"requests": [_req(0, 8, 3, 2)], "mode": "balanced", "budget": 0})),
+             InvalidCase("sizes totalling more than 2^63 - 1", lambda: st.just(
+                 {"requests": [_req(0, 1 << 62, 0, 0), _req(1, 1 << 62, 0, 0)],
+                  "mode": "balanced", "budget": 0})),
              InvalidCase("an unknown mode", lambda: st.just(
                  {"requests": [], "mode": "fastest", "budget": 0}))),
     edges=lambda: [{"requests": FACTS_REQUESTS, "mode": m, "budget": 256} for m in MODES]

@@ -51,6 +51,12 @@ def test_a_reused_offset_keeps_its_alignment_only_in_the_spec(impl):
     ({"requests": [_req(0, 8, 3, 2)], "mode": "balanced", "budget": 0}, "requests[0].end_step"),
     ({"requests": [], "mode": "fastest", "budget": 0}, "mode"),
     ({"requests": [_req(0, "8", 0, 1)], "mode": "balanced", "budget": 0}, "requests"),
+    ({"requests": [_req(0, -8, 0, 1)], "mode": "balanced", "budget": 0}, "requests"),
+    ({"requests": [_req(0, 8, -1, 1)], "mode": "balanced", "budget": 0}, "requests"),
+    ({"requests": [_req(0, 1 << 62, 0, 0), _req(1, 1 << 62, 0, 0)], "mode": "balanced",
+      "budget": 0}, "requests"),
+    ({"requests": [], "mode": 3, "budget": 0}, "mode"),
+    ({"requests": [], "mode": "balanced", "budget": -1}, "budget"),
 ])
 def test_bad_requests_name_the_field(args, field):
     error = _alloc(args)["error"]
@@ -60,3 +66,18 @@ def test_bad_requests_name_the_field(args, field):
 def test_no_budget_means_no_pressure():
     got = _alloc({"requests": A_B_C, "mode": "memory_first", "budget": 0})["result"]
     assert got["peak_bytes"] == 384 and got["pressure_events"] == 0
+
+
+@pytest.mark.parametrize("impl", ["reference", "numba"])
+def test_rematerialization_moves_no_offset(impl):
+    # c ends at 128 + 256 = 384 bytes while MEMORY_FIRST reports a peak of 256.
+    got = _alloc({"requests": A_B_C, "mode": "memory_first", "budget": 256}, impl)["result"]
+    assert got["offsets"][2] + 256 == 384 and got["peak_bytes"] == 256
+
+
+@pytest.mark.parametrize("impl", ["reference", "numba"])
+def test_alignment_zero_means_one_and_touching_lifetimes_overlap(impl):
+    reqs = [_req(0, 3, 0, 1, 0), _req(1, 3, 1, 2, 0), _req(2, 3, 2, 2, 0)]
+    got = _alloc({"requests": reqs, "mode": "balanced", "budget": 0}, impl)["result"]
+    assert got["offsets"] == [0, 3, 0] and got["peak_bytes"] == 6
+    assert (got["reused"], got["allocation_events"], got["overlap_pairs"]) == (1, 2, 2)
