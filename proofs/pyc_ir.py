@@ -16,7 +16,7 @@ from ..spec.pyc_fingerprint import modules, serialize, verify_edges
 from ..spec.pyc_interp import run_module
 from ..spec.pyc_ir import DType, OpKind, PycModule, PycOp, module_from_wire, verify, well_formed
 from ..spec.pyc_pass_ops import modules_with_inputs
-from ..spec.pyc_passes import fuse, peak_live, run_passes
+from ..spec.pyc_passes import canonicalize, fuse, graph_breaks, peak_live, run_passes, speculative
 from ..spec.registry import Mutant
 from .obligation import Property, property_obligation
 
@@ -157,3 +157,44 @@ def passes_keep_meaning(_subject):
                  strategy=modules_with_inputs),
         Property("a chain of n ops", _chain_peak, cases=lambda: range(1, 12)),
     ]
+
+
+_RUNNABLE_KINDS = {"input", "matmul", "add", "relu", "output"}
+
+
+def _report_reads_the_module(args: dict) -> None:
+    m = module_from_wire(args["module"])
+    after, r = run_passes(m, {"fusion": False})
+    kinds = [op.kind.name.lower() for op in m.ops]
+    breaks = [i for i, k in enumerate(kinds) if k not in _RUNNABLE_KINDS]
+    assert [op.name for op in after.ops] == [op.name or f"op_{i}" for i, op in enumerate(m.ops)]
+    assert r.transformed_ops == sum(1 for op in m.ops if not op.name)
+    assert sum(r.breaks.values()) == len(breaks)
+    assert r.first_break_id == (breaks[0] if breaks else -1), (r.first_break_id, breaks)
+    assert r.plan_count == (3 if not breaks else 2 if 4 * len(breaks) <= len(kinds) else 1)
+    assert r.summary.startswith(f"breaks={len(breaks)} "), r.summary
+    assert r.passes_run == 6
+
+
+@property_obligation(
+    "PO14.204",
+    "The pass report reads the module: every empty name becomes op_<index> and is counted once, "
+    "the graph breaks are exactly the ops of kinds the compiler cannot run with the first of "
+    "them named, and the speculative plan count is 3 without a break, 2 while at most a quarter "
+    "of the ops break, else 1.",
+    covers=("pyc.passes",),
+    subject=run_passes,
+    mutants=(
+        Mutant.edit("name off by one", "an empty name takes the next index", canonicalize,
+                    'name=f"op_{i}"', 'name=f"op_{i + 1}"'),
+        Mutant.edit("last break named", "every break overwrites the first", graph_breaks,
+                    "if r.first_break_id < 0:", "if True:"),
+        Mutant.edit("gelu runs", "gelu counted as runnable", graph_breaks,
+                    "if op.kind in SUPPORTED:", "if op.kind in SUPPORTED or op.kind == 5:"),
+        Mutant.edit("plan count bound", "two plans only above three quarters", speculative,
+                    "r.compilability >= 0.75", "r.compilability > 0.75"),
+    ),
+)
+def pass_report(_subject):
+    return [Property("reports of generated modules", _report_reads_the_module,
+                     strategy=lambda: modules(True))]

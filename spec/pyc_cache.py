@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 
 from .errata import NO_ERRATA, erratum
 from .errors import InvalidInput
-from .pyc_fingerprint import MODULE, _dtype_ok, fingerprint, fnv1a64, modules
+from .pyc_fingerprint import MODULE, check_module, fingerprint, fnv1a64, modules
 from .pyc_ir import module_from_wire, require_verified
 from .registry import declare
 from .schema import Bool, Field, Int, Utf8, record
@@ -175,7 +175,7 @@ declare(
                 options=Field(OPTIONS, "compile options; a missing one takes PyC's default",
                               DEFAULT_OPTIONS)),
     result=record(out=Field(Int(64, hex=True), "the key")),
-    spec=(cache_key, normalized), check=_dtype_ok, errata=(E14_2,),
+    spec=(cache_key, normalized), check=check_module, errata=(E14_2,),
     domain=lambda: st.fixed_dictionaries({
         "module": modules(True).map(lambda a: a["module"]), "backend": st.integers(0, 1),
         "options": st.fixed_dictionaries({}, optional={

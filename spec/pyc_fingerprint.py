@@ -15,6 +15,7 @@ from __future__ import annotations
 from hypothesis import strategies as st
 
 from .errata import NO_ERRATA, erratum
+from .errors import InvalidInput
 from .hashing import fnv1a
 from .pyc_ir import (
     MAX_INPUTS,
@@ -77,9 +78,8 @@ _OP = record(kind=Field(Utf8(), "input, const, matmul, add, relu, gelu, reduce_s
 MODULE = record(ops=Field(List(_OP, MAX_OPS), "the ops, topologically ordered"))
 
 
-def _dtype_ok(args: dict) -> None:
-    from .errors import InvalidInput
-
+def check_module(args: dict) -> None:
+    """A module's dtypes are pyc_dtype ordinals and its fields fit PyC's structs."""
     for i, op in enumerate(args["module"]["ops"]):
         if op["dtype"] not in tuple(DType):
             raise InvalidInput(f"args.module.ops[{i}].dtype: {op['dtype']} is not a pyc_dtype")
@@ -122,7 +122,7 @@ GOLDEN_AFTER = PycModule((
 simple_pipeline_after.txt)."""
 
 
-def _wire_op(kind: str, name: str = "", shape: list | None = None,
+def wire_op(kind: str, name: str = "", shape: list | None = None,
              inputs: list | None = None, dtype: int = 1) -> dict:
     return {"kind": kind, "name": name, "dtype": dtype, "shape": shape or [],
             "inputs": inputs or []}
@@ -132,26 +132,26 @@ def edges() -> list[dict]:
     """PyC's golden modules, then the edges of verify."""
     out = [{"module": module_to_wire(m)} for m in (GOLDEN_SOURCE, GOLDEN_AFTER_NO_FUSION,
                                                    GOLDEN_AFTER)]
-    out += [{"module": {"ops": [_wire_op("input", "x", [])]}},
-            {"module": {"ops": [_wire_op("input", "a:b", [2]), _wire_op("output", "y\nz", [2],
+    out += [{"module": {"ops": [wire_op("input", "x", [])]}},
+            {"module": {"ops": [wire_op("input", "a:b", [2]), wire_op("output", "y\nz", [2],
                                                                         [0])]}},
-            {"module": {"ops": [_wire_op("gelu", "g" * 63, [1] * 8, [], 0)]}}]
+            {"module": {"ops": [wire_op("gelu", "g" * 63, [1] * 8, [], 0)]}}]
     return out
 
 
 def verify_edges() -> list[dict]:
     """One module per verify code, and the boundaries between them."""
-    ok = _wire_op("input", "x", [2])
+    ok = wire_op("input", "x", [2])
     return [{"module": {"ops": []}},
-            {"module": {"ops": [ok, _wire_op("add", "", [2], [0] * (MAX_INPUTS + 1))]}},
-            {"module": {"ops": [ok, _wire_op("add", "", [2], [0] * MAX_INPUTS)]}},
-            {"module": {"ops": [_wire_op("input", "x", [1] * 9)]}},
-            {"module": {"ops": [_wire_op("input", "x", [2, 0])]}},
-            {"module": {"ops": [_wire_op("input", "x", [-1])]}},
-            {"module": {"ops": [_wire_op("matmul", "", [2], [0])]}},
-            {"module": {"ops": [ok, _wire_op("relu", "", [2], [1])]}},
-            {"module": {"ops": [ok, _wire_op("relu", "", [2], [-1])]}},
-            {"module": {"ops": [ok, _wire_op("matmul", "", [2], [0])]}},
+            {"module": {"ops": [ok, wire_op("add", "", [2], [0] * (MAX_INPUTS + 1))]}},
+            {"module": {"ops": [ok, wire_op("add", "", [2], [0] * MAX_INPUTS)]}},
+            {"module": {"ops": [wire_op("input", "x", [1] * 9)]}},
+            {"module": {"ops": [wire_op("input", "x", [2, 0])]}},
+            {"module": {"ops": [wire_op("input", "x", [-1])]}},
+            {"module": {"ops": [wire_op("matmul", "", [2], [0])]}},
+            {"module": {"ops": [ok, wire_op("relu", "", [2], [1])]}},
+            {"module": {"ops": [ok, wire_op("relu", "", [2], [-1])]}},
+            {"module": {"ops": [ok, wire_op("matmul", "", [2], [0])]}},
             *edges()]
 
 
@@ -168,7 +168,7 @@ def modules(verified: bool = False) -> st.SearchStrategy:
             lo, hi = (0, i - 1) if verified else (-1, i + 1)
             inputs = draw(st.lists(st.integers(lo, hi), max_size=3 if verified and i else
                                    0 if verified else 10)) if hi >= lo else []
-            ops.append(_wire_op(draw(st.sampled_from([k.name.lower() for k in OpKind])),
+            ops.append(wire_op(draw(st.sampled_from([k.name.lower() for k in OpKind])),
                                 draw(names), draw(st.lists(dims, max_size=8 if verified else
                                                            10)), inputs,
                                 draw(st.sampled_from(list(DType)))))
@@ -179,15 +179,15 @@ def modules(verified: bool = False) -> st.SearchStrategy:
 
 _INVALID = (
     InvalidCase("more than 1024 ops", lambda: st.just(
-        {"module": {"ops": [_wire_op("input", "x", [1])] * (MAX_OPS + 1)}})),
+        {"module": {"ops": [wire_op("input", "x", [1])] * (MAX_OPS + 1)}})),
     InvalidCase("a name of 64 bytes", lambda: st.just(
-        {"module": {"ops": [_wire_op("input", "n" * 64, [1])]}})),
+        {"module": {"ops": [wire_op("input", "n" * 64, [1])]}})),
     InvalidCase("an unknown kind", lambda: st.just(
-        {"module": {"ops": [_wire_op("conv", "x", [1])]}})),
+        {"module": {"ops": [wire_op("conv", "x", [1])]}})),
     InvalidCase("a dimension of 2^63", lambda: st.just(
-        {"module": {"ops": [_wire_op("input", "x", [2**63])]}})),
+        {"module": {"ops": [wire_op("input", "x", [2**63])]}})),
     InvalidCase("a dtype outside pyc_dtype", lambda: st.just(
-        {"module": {"ops": [_wire_op("input", "x", [1], [], 9)]}})),
+        {"module": {"ops": [wire_op("input", "x", [1], [], 9)]}})),
 )
 _NOT_BATCHED = ("one module is one ordered pass over at most 1024 small ops: nothing to batch "
                 "across a device")
@@ -199,7 +199,7 @@ declare(
     args=record(module=Field(MODULE, "the module")),
     result=record(code=Field(Int(32), "0 ok, 2 no ops, 3 too many inputs, 4 bad shape, "
                                       "5 bad input id")),
-    spec=(verify,), check=_dtype_ok, domain=modules, edges=verify_edges, invalid=_INVALID,
+    spec=(verify,), check=check_module, domain=modules, edges=verify_edges, invalid=_INVALID,
     not_applicable={"numba": _NO_KERNEL, "cupy": _NOT_BATCHED},
 )
 declare(
@@ -207,7 +207,7 @@ declare(
                                         "pre-image of its fingerprint.",
     args=record(module=Field(MODULE, "a module verify accepts")),
     result=record(text=Field(Utf8(), "one line per op")),
-    spec=(serialize,), check=_dtype_ok, domain=lambda: modules(True), edges=edges,
+    spec=(serialize,), check=check_module, domain=lambda: modules(True), edges=edges,
     invalid=(*_INVALID, InvalidCase("a module verify rejects", lambda: st.just(
         {"module": {"ops": []}}))), errata=(E14_1,),
     not_applicable={"numba": _NO_KERNEL, "cupy": _NOT_BATCHED},
@@ -217,14 +217,14 @@ declare(
                                           "canonical text.",
     args=record(module=Field(MODULE, "a module verify accepts")),
     result=record(out=Field(Int(64, hex=True), "the fingerprint")),
-    spec=(fingerprint, fnv1a64), check=_dtype_ok, domain=lambda: modules(True), edges=edges,
+    spec=(fingerprint, fnv1a64), check=check_module, domain=lambda: modules(True), edges=edges,
     invalid=(*_INVALID, InvalidCase("a module verify rejects", lambda: st.just(
-        {"module": {"ops": [_wire_op("input", "x", [0])]}}))), errata=(E14_1,),
+        {"module": {"ops": [wire_op("input", "x", [0])]}}))), errata=(E14_1,),
     not_applicable={"numba": _NO_KERNEL, "cupy": _NOT_BATCHED},
 )
 
-_TWINS = ({"module": {"ops": [_wire_op("input", "a:dtype=1:shape=1:inputs=\n1:input:b", [1])]}},
-          {"module": {"ops": [_wire_op("input", "a", [1]), _wire_op("input", "b", [1])]}})
+_TWINS = ({"module": {"ops": [wire_op("input", "a:dtype=1:shape=1:inputs=\n1:input:b", [1])]}},
+          {"module": {"ops": [wire_op("input", "a", [1]), wire_op("input", "b", [1])]}})
 erratum(
     E14_1, "Names are not escaped, so two modules can share one text and one fingerprint",
     seed="pyc@fdf1563", location="src/compiler/ir/ir.c pyc_ir_serialize",

@@ -10,7 +10,7 @@ import numpy as np
 from hypothesis import strategies as st
 
 from .errata import NO_ERRATA, erratum
-from .pyc_fingerprint import MODULE, _dtype_ok, _wire_op
+from .pyc_fingerprint import MODULE, check_module, wire_op
 from .pyc_interp import run_module
 from .pyc_ir import module_from_wire, module_to_wire, require_verified
 from .pyc_passes import E14_3, E14_4, PASS_NAMES, run_passes
@@ -59,9 +59,9 @@ def _hx(x: float) -> str:
     return f"0x{_w(x):08x}"
 
 
-MLP = {"ops": [_wire_op("input", "x", [2, 2]), _wire_op("input", "w", [2, 4]),
-               _wire_op("matmul", "", [2, 4], [0, 1]), _wire_op("relu", "", [2, 4], [2]),
-               _wire_op("output", "", [2, 4], [3])]}
+MLP = {"ops": [wire_op("input", "x", [2, 2]), wire_op("input", "w", [2, 4]),
+               wire_op("matmul", "", [2, 4], [0, 1]), wire_op("relu", "", [2, 4], [2]),
+               wire_op("output", "", [2, 4], [3])]}
 """matmul then relu: PyC's own CPU test shape, small."""
 MLP_INPUTS = [[_hx(v) for v in (1.0, 2.0, -3.0, -4.0)],
               [_hx(v) for v in (2.0, 4.0, 6.0, 8.0, 8.0, 8.0, 8.0, 8.0)]]
@@ -75,12 +75,12 @@ def modules_with_inputs() -> st.SearchStrategy:
     @st.composite
     def build(draw) -> dict:
         m, k, n = draw(small), draw(small), draw(small)
-        ops = [_wire_op("input", "a", [m, k]), _wire_op("input", "b", [k, n]),
-               _wire_op("input", "bias", [m, n]), _wire_op("matmul", "", [m, n], [0, 1])]
+        ops = [wire_op("input", "a", [m, k]), wire_op("input", "b", [k, n]),
+               wire_op("input", "bias", [m, n]), wire_op("matmul", "", [m, n], [0, 1])]
         for kind in draw(st.lists(st.sampled_from(["add", "relu"]), max_size=3)):
             last = len(ops) - 1
-            ops.append(_wire_op(kind, "", [m, n], [last, 2] if kind == "add" else [last]))
-        ops.append(_wire_op("output", "", [m, n], [len(ops) - 1]))
+            ops.append(wire_op(kind, "", [m, n], [last, 2] if kind == "add" else [last]))
+        ops.append(wire_op("output", "", [m, n], [len(ops) - 1]))
         vals = st.floats(-8, 8, width=32).map(_w)
         inputs = [draw(st.lists(vals, min_size=s, max_size=s)) for s in (m * k, k * n, m * n)]
         return {"module": {"ops": ops}, "inputs": inputs, "passes": draw(st.booleans())}
@@ -103,14 +103,14 @@ declare(
                   compilability=Field(Int(64, hex=True), "f64 bits"), summary=Utf8(),
                   plan_count=Int(32), confidence=Field(Int(64, hex=True), "f64 bits"),
                   shape_bucket=Utf8(), signature=Utf8()),
-    spec=(run_passes,), check=_dtype_ok, errata=(E14_3, E14_4),
+    spec=(run_passes,), check=check_module, errata=(E14_3, E14_4),
     domain=lambda: modules_with_inputs().map(lambda a: {
         "module": a["module"], "passes": dict.fromkeys(PASS_NAMES, True)}),
     edges=lambda: [{"module": MLP, "passes": dict.fromkeys(PASS_NAMES, True)},
                    {"module": MLP, "passes": dict.fromkeys(PASS_NAMES, True) | {"fusion": False}},
-                   {"module": {"ops": [_wire_op("input", "x", [4]), _wire_op("gelu", "", [4], [0]),
-                                       _wire_op("const", "c", [4]),
-                                       _wire_op("output", "", [4], [1])]},
+                   {"module": {"ops": [wire_op("input", "x", [4]), wire_op("gelu", "", [4], [0]),
+                                       wire_op("const", "c", [4]),
+                                       wire_op("output", "", [4], [1])]},
                     "passes": dict.fromkeys(PASS_NAMES, True)}],
     not_applicable={"numba": _NOT_BATCHED, "cupy": _NOT_BATCHED},
 )
@@ -122,7 +122,7 @@ declare(
                 inputs=Field(List(List(F32_HEX)), "one tensor per input op, row-major f32 bits"),
                 passes=Field(Bool(), "run the pass pipeline first", False)),
     result=record(outputs=Field(List(List(F32_HEX)), "one tensor per output op")),
-    spec=(run_module,), check=_dtype_ok, errata=(E14_3,), domain=modules_with_inputs,
+    spec=(run_module,), check=check_module, errata=(E14_3,), domain=modules_with_inputs,
     edges=lambda: [{"module": MLP, "inputs": MLP_INPUTS, "passes": p} for p in (False, True)],
     not_applicable={"numba": _NOT_BATCHED, "cupy": _NOT_BATCHED},
 )
