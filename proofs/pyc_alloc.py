@@ -6,7 +6,14 @@ from __future__ import annotations
 
 import itertools
 
-from ..spec.pyc_alloc import AllocRequest, build_plan, overlaps, place, request_sets
+from ..spec.pyc_alloc import (
+    AllocRequest,
+    build_plan,
+    overlaps,
+    place,
+    rematerialize,
+    request_sets,
+)
 from ..spec.registry import Mutant
 from .obligation import Property, property_obligation
 
@@ -84,3 +91,46 @@ def plans_are_disjoint(_subject):
 )
 def plans_are_aligned(_subject):
     return _on_plans(check_aligned)
+
+
+def _budget(args: dict) -> None:
+    reqs = [AllocRequest(**q) for q in args["requests"]]
+    before = place(reqs)
+    plan = build_plan(reqs, args["mode"], args["budget"])
+    assert plan.offsets == before.offsets, "rematerialization moves no offset"
+    excess = before.peak_bytes - args["budget"]
+    if args["budget"] == 0 or excess <= 0:
+        assert (plan.pressure_events, plan.remat_tensors, plan.peak_bytes) == \
+            (0, 0, before.peak_bytes)
+        return
+    assert plan.pressure_events == 1
+    if args["mode"] == "utilization_first":
+        assert plan.remat_tensors == 0 and plan.peak_bytes == before.peak_bytes
+    elif args["mode"] == "balanced":
+        assert plan.remat_tensors == min(1, len(reqs))
+    else:
+        assert plan.remat_bytes >= excess or plan.remat_tensors == len(reqs)
+    expected = args["budget"] if plan.remat_bytes >= excess else before.peak_bytes - \
+        plan.remat_bytes
+    assert plan.peak_bytes == expected, (plan, expected)
+
+
+@property_obligation(
+    "PO10.202",
+    "The budget's accounting moves no offset; with pressure it counts one pressure event, and "
+    "UTILIZATION_FIRST rematerializes nothing, BALANCED exactly one tensor, MEMORY_FIRST until "
+    "the excess is covered or no candidate is left; the peak is then the budget when covered, "
+    "else the mark less what was relieved.",
+    covers=("pyc.alloc",),
+    subject=rematerialize,
+    mutants=(
+        Mutant.edit("balanced keeps going", "BALANCED picks until its target is met",
+                    rematerialize, 'if mode == "balanced":', "if False:"),
+        Mutant.edit("peak not lowered", "a partial relief leaves the peak as it was",
+                    rematerialize, "else plan.peak_bytes - relieved", "else plan.peak_bytes"),
+        Mutant.edit("utilization rematerializes", "UTILIZATION_FIRST targets the excess",
+                    rematerialize, '"utilization_first": 0', '"utilization_first": excess'),
+    ),
+)
+def budget_accounting(_subject):
+    return [Property("generated plans with budgets", _budget, strategy=request_sets)]
