@@ -164,7 +164,7 @@ _RUNNABLE_KINDS = {"input", "matmul", "add", "relu", "output"}
 
 def _report_reads_the_module(args: dict) -> None:
     m = module_from_wire(args["module"])
-    after, r = run_passes(m, {"fusion": False})
+    after, r = run_passes(m, {"fusion": False, "shape_inference": False})
     kinds = [op.kind.name.lower() for op in m.ops]
     breaks = [i for i, k in enumerate(kinds) if k not in _RUNNABLE_KINDS]
     assert [op.name for op in after.ops] == [op.name or f"op_{i}" for i, op in enumerate(m.ops)]
@@ -173,7 +173,7 @@ def _report_reads_the_module(args: dict) -> None:
     assert r.first_break_id == (breaks[0] if breaks else -1), (r.first_break_id, breaks)
     assert r.plan_count == (3 if not breaks else 2 if 4 * len(breaks) <= len(kinds) else 1)
     assert r.summary.startswith(f"breaks={len(breaks)} "), r.summary
-    assert r.passes_run == 6
+    assert r.passes_run == 5
 
 
 @property_obligation(
