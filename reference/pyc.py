@@ -1,5 +1,5 @@
-"""Reference for PyC's IR, canonical text, fingerprint, cache key and compile cache: the spec's
-own functions."""
+"""Reference for PyC's IR, canonical text, fingerprint, cache key, compile cache, passes, run
+and run guards: the spec's own functions."""
 
 from __future__ import annotations
 
@@ -7,6 +7,7 @@ from ..spec.pyc_alloc import alloc_op
 from ..spec.pyc_cache import cache_key_op
 from ..spec.pyc_compile_cache import simulate_op
 from ..spec.pyc_fingerprint import fingerprint_op, serialize_op, verify_op
+from ..spec.pyc_guard import guard_op
 from ..spec.pyc_pass_ops import passes_op, run_op
 from ..spec.registry import reference
 
@@ -17,4 +18,5 @@ reference("pyc.cache_key")(cache_key_op)
 reference("pyc.cache.simulate")(simulate_op)
 reference("pyc.passes")(passes_op)
 reference("pyc.run")(run_op)
+reference("pyc.guard")(guard_op)
 reference("pyc.alloc")(alloc_op)
