@@ -23,6 +23,10 @@ FLAGS = {
               "each a result object or {\"error\": code}; checked live when it has args)",
     "ub": "the seed has undefined behaviour there; the spec rejects or defines the case",
     "doc": "the seed's code is right and its documentation is not",
+    "model": "the seed's protocol breaks an invariant the spec's keeps (witness: the spec module "
+             "and function that build the protocol's machine for a set of errata, and the "
+             "invariant; the model checker finds the seed's shortest counterexample, checked "
+             "live, and none in the spec's)",
 }
 
 Errata = frozenset
@@ -39,6 +43,8 @@ def erratum(id: str, title: str, *, seed: str, location: str, ops: tuple[str, ..
         raise ValueError(f"{id}: unknown flag {flag!r}")
     if any(set(w) != {"op", "args", "spec", "seed"} for w in also):
         raise ValueError(f"{id}: each further witness is {{op, args, spec, seed}}")
+    if flag == "model" and set(witness) != {"machine", "invariant"}:
+        raise ValueError(f"{id}: a model witness is {{machine, invariant}}")
     e = Erratum(id, title, seed, location, ops, witness, flag, detail, also)
     REGISTRY.add_erratum(e)
     return e
