@@ -65,6 +65,18 @@ def _on_plans(check):
             Property("generated request sets", generated, strategy=request_sets)]
 
 
+SMALLER_SLOT = Mutant.edit("smaller slot reused", "a slot smaller than the request is reused",
+                           place, "reqs[j].size < r.size", "reqs[j].size < 0")
+EXCLUSIVE_LIFETIMES = Mutant.edit("exclusive lifetimes", "lifetimes that touch at one step do "
+                                  "not overlap", overlaps, "a.end_step < b.start_step",
+                                  "a.end_step <= b.start_step")
+NO_ALIGNMENT_CHECK = Mutant.edit("no alignment check", "the seed's reuse: any earlier offset",
+                                 place, "(E10_2 not in errata and cand % r.align)", "False")
+UNALIGNED_FRESH = Mutant.edit("unaligned fresh slot", "a fresh slot starts at the mark as it is",
+                              place, "chosen = align_up(plan.peak_bytes, r.align)",
+                              "chosen = plan.peak_bytes")
+
+
 @property_obligation(
     "PO10.200",
     "A PyC plan never places two requests that are alive at one step (inclusive lifetimes) on "
@@ -73,10 +85,7 @@ def _on_plans(check):
     covers=("pyc.alloc",),
     subject=place,
     mutants=(
-        Mutant.edit("smaller slot reused", "a slot smaller than the request is reused", place,
-                    "reqs[j].size < r.size", "reqs[j].size < 0"),
-        Mutant.edit("exclusive lifetimes", "lifetimes that touch at one step do not overlap",
-                    overlaps, "a.end_step < b.start_step", "a.end_step <= b.start_step"),
+        SMALLER_SLOT, EXCLUSIVE_LIFETIMES,
         Mutant.edit("owner only", "only the candidate's first owner is checked for a clash",
                     place, "if cand not in busy:", "if not overlaps(reqs[j], r):"),
     ),
@@ -93,12 +102,10 @@ def plans_are_disjoint(_subject):
     covers=("pyc.alloc",),
     subject=place,
     mutants=(
-        Mutant.edit("no alignment check", "the seed's reuse: any earlier offset",
-                    place, "(E10_2 not in errata and cand % r.align)", "False"),
+        NO_ALIGNMENT_CHECK,
         Mutant.edit("owner's alignment", "a candidate is checked against its owner's alignment",
                     place, "cand % r.align)", "cand % reqs[j].align)"),
-        Mutant.edit("unaligned fresh slot", "a fresh slot starts at the mark as it is", place,
-                    "chosen = align_up(plan.peak_bytes, r.align)", "chosen = plan.peak_bytes"),
+        UNALIGNED_FRESH,
     ),
 )
 def plans_are_aligned(_subject):
@@ -208,16 +215,10 @@ def clash(reqs: list[AllocRequest], plan: AllocPlan, aligned: bool) -> z3.BoolRe
     covers=("pyc.alloc",),
     subject=place,
     mutants=(
-        Mutant.edit("smaller slot reused", "a slot smaller than the request is reused", place,
-                    "reqs[j].size < r.size", "reqs[j].size < 0"),
-        Mutant.edit("exclusive lifetimes", "lifetimes that touch at one step do not overlap",
-                    overlaps, "a.end_step < b.start_step", "a.end_step <= b.start_step"),
-        Mutant.edit("no alignment check", "the seed's reuse: any earlier offset", place,
-                    "(E10_2 not in errata and cand % r.align)", "False"),
+        SMALLER_SLOT, EXCLUSIVE_LIFETIMES, NO_ALIGNMENT_CHECK,
         Mutant.edit("mark left behind", "a fresh slot does not move the mark past itself",
                     place, "plan.peak_bytes = chosen + r.size", "plan.peak_bytes = chosen"),
-        Mutant.edit("unaligned fresh slot", "a fresh slot starts at the mark as it is", place,
-                    "chosen = align_up(plan.peak_bytes, r.align)", "chosen = plan.peak_bytes"),
+        UNALIGNED_FRESH,
     ),
 )
 def plans_hold_per_plan(planner):
