@@ -124,7 +124,7 @@ def update_follows(f):
                          "release build)", skewed,
                          "z3.ZeroExt(1, x) if is_symbolic(x) else z3.BitVecVal(x, 65)", "x"),
              Mutant.edit("no skew check", "every message is accepted", update,
-                         "_pick(skew, clock, bumped.clock)", "bumped.clock")),
+                         "select(skew, CLOCK_SKEW, bumped.outcome)", "bumped.outcome")),
 )
 def skew_boundary(f):
     c, m = _stamp("clock"), _stamp("recv")
