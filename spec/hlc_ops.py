@@ -276,7 +276,7 @@ erratum(
              "seed": {"packed": f"0x{3 << 64 | 1:032x}"}},
     flag="result",
     detail="pack shifts the whole u64 logical left by 16, so bits 48 and up land in the "
-           "physical half (ored in): (2, 2^48, 1) packs as (3, 0, 1), which unpack gives back. "
+           "physical half (ored in): (2, 2^48, 1) packs as (3, 0, 1), and unpack reads (3, 0, 1). "
            "The spec refuses a logical counter that does not fit 48 bits.",
 )
 erratum(
