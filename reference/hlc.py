@@ -1,0 +1,12 @@
+"""Reference for RingKernel's hybrid logical clock: the spec's own functions."""
+
+from __future__ import annotations
+
+from ..spec.hlc_ops import compare_op, pack_op, tick_op, unpack_op, update_op
+from ..spec.registry import reference
+
+reference("hlc.tick")(tick_op)
+reference("hlc.update")(update_op)
+reference("hlc.pack")(pack_op)
+reference("hlc.unpack")(unpack_op)
+reference("hlc.compare")(compare_op)
