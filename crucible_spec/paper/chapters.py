@@ -88,8 +88,7 @@ CHAPTERS: tuple[Chapter, ...] = (
     Chapter(18, "Persistence", (
         "cdag", "cdag_ops", "crtrace", "crtrace_ops", "cipher", "cipher_ops", "transaction",
         "region_cache")),
-    Chapter(19, "Distribution", (), (
-        Pending("RingKernel's hybrid logical clock `HlcTimestamp`", "other-seeds.md §3.2"),
+    Chapter(19, "Distribution", ("hlc", "hlc_ops", "hlc_concurrency"), (
         Pending("RingKernel's kernel-to-kernel (K2K) messaging", "other-seeds.md §3.4"),
         Pending("RingKernel's checkpoints, delta checkpoints and content digests",
                 "other-seeds.md §3.5"),
