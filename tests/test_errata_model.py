@@ -24,7 +24,7 @@ def test_some_errata_are_model_counterexamples():
 @pytest.mark.parametrize("eid", MODEL)
 def test_each_model_erratum_is_found_by_the_checker(eid):
     verdict = check(REGISTRY.errata[eid])
-    assert verdict.startswith("reproduced: ") and " -> " in verdict, verdict
+    assert verdict.startswith("reproduced: ") and verdict != "reproduced: ", verdict
 
 
 def test_an_invariant_the_seed_keeps_is_not_reproduced():
