@@ -1,0 +1,153 @@
+"""Chapter 19 obligations of the host K2K broker: what k2k.simulate answers over generated
+step sequences agrees with a shadow of the registrations and routes kept from the steps alone
+(tenant isolation, the tenant check and its audit event, each message at most once, FIFO per
+sender and receiver, the hop limit, bounded queues, and where a receipt says the message is)."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+
+from ..spec import k2k_broker as kb
+from ..spec.k2k_ops import domain, edges, simulate
+from ..spec.registry import Mutant
+from .obligation import Property, property_obligation
+
+
+class Shadow:
+    """Registrations and routes as the steps set them, and where each message was seen."""
+
+    def __init__(self) -> None:
+        self.tenant_of: dict[str, int] = {}
+        self.endpoint_tenant: dict[str, int] = {}
+        self.incarnation: dict[str, int] = defaultdict(int)
+        self.routes: dict[tuple[int, str], str] = {}
+        self.seen: dict[int, list[tuple[str, int]]] = defaultdict(list)
+        """message id -> (kernel, incarnation) of each pop, queue entry or loss."""
+        self.pops: dict[tuple[str, int], list[dict]] = defaultdict(list)
+
+    def step(self, op: str, s: dict, answer: dict) -> None:
+        k = s.get("kernel")
+        for lost in answer.get("dropped", []) if op in ("register", "close") else []:
+            self.seen[lost].append((k, self.incarnation[k]))
+        if op == "register":
+            t = s.get("tenant", 0)
+            old = self.tenant_of.get(k)
+            if old is not None and old != t:
+                self.routes.pop((old, k), None)
+            self.tenant_of[k] = self.endpoint_tenant[k] = t
+            self.incarnation[k] += 1
+        elif op == "unregister" and k in self.tenant_of:
+            self.routes.pop((self.tenant_of.pop(k), k), None)
+        elif op == "route":
+            self.routes[(s.get("tenant", 0), s["destination"])] = s["next_hop"]
+        elif op == "unroute":
+            self.routes.pop((s.get("tenant", 0), s["destination"]), None)
+
+    def popped(self, kernel: str, m: dict) -> None:
+        assert m["tenant"] == self.endpoint_tenant[kernel], ("isolation", kernel, m)
+        where = (kernel, self.incarnation[kernel])
+        self.seen[m["id"]].append(where)
+        self.pops[where].append(m)
+
+
+def _check_outcome(sh: Shadow, o: dict, source: str | None, destination: str, hops_in: int,
+                   tenant: int, max_hops: int, made: dict[int, list]) -> None:
+    """What a send or relay outcome claims, checked against the shadow (sends from `source`;
+    a relay has none and keeps the message's tenant)."""
+    if source is not None:
+        st = sh.tenant_of.get(source, kb.UNSPECIFIED_TENANT)
+        mismatch = st != sh.tenant_of.get(destination, st)
+        assert (o["error"] == "tenant_mismatch") == mismatch, ("tenant check", o)
+        tenant = st
+    assert o["ok"] == (o["error"] is None) and (o["status"] == "queue_full") == (
+        o["error"] == "queue_full" or o["status"] == "queue_full"), o
+    if o["status"] is None:
+        return
+    if o["status"] == "max_hops_exceeded":
+        assert hops_in + 1 > max_hops and o["hops"] == hops_in + 1, ("hop limit", o)
+    if o["status"] == "pending":
+        assert o["hops"] == hops_in + 1 <= max_hops, ("hop limit", o)
+        assert (tenant, destination) in sh.routes, ("no route", o)
+        place = sh.routes[(tenant, destination)]
+    elif o["status"] == "delivered":
+        assert o["hops"] == hops_in, o
+        place = destination
+    else:
+        return
+    assert sh.tenant_of.get(place) == tenant, ("isolation", place, o)
+    made[o["message_id"]].append((place, sh.incarnation[place]))
+
+
+def _holds(args: dict) -> None:
+    out = simulate(args["max_pending"], args["delivery_timeout_ms"], args["max_hops"],
+                   args["steps"])
+    sh, made, mismatches = Shadow(), defaultdict(list), 0
+    for s, answer in zip(args["steps"], out["results"], strict=True):
+        op = s["op"]
+        if op == "send":
+            mismatches += answer["error"] == "tenant_mismatch"
+            _check_outcome(sh, answer, s["from"], s["to"], 0, 0, args["max_hops"], made)
+        elif op in ("receive", "forward") and answer["message"] is not None:
+            m = answer["message"]
+            sh.popped(s["kernel"], m)
+            if op == "forward":
+                _check_outcome(sh, answer["outcome"], None, m["destination"], m["hops"],
+                               m["tenant"], args["max_hops"], made)
+        sh.step(op, s, answer)
+    violations = [e for e in out["audit"] if e["kind"] == "security_violation"]
+    assert len(violations) == mismatches == out["stats"]["cross_tenant_rejections"], "audit"
+    for ep in out["endpoints"]:
+        assert len(ep["queue"]) <= args["max_pending"], ("queue bound", ep)
+        for m in ep["queue"]:
+            sh.popped(ep["kernel"], m)
+    for where, ms in sh.pops.items():
+        by_source = defaultdict(list)
+        for m in ms:
+            assert m["hops"] <= args["max_hops"], ("hop limit", m)
+            if m["hops"] == 0:
+                by_source[m["source"]].append(m["id"])
+        for ids in by_source.values():
+            assert ids == sorted(ids), ("FIFO", where, ids)
+    for mid in made.keys() | sh.seen.keys():
+        assert sh.seen[mid] == made[mid], ("where the receipts put it", mid, made[mid],
+                                           sh.seen[mid])
+
+
+@property_obligation(
+    "PO19.20",
+    "k2k.simulate over generated steps: a message only ever sits in, or is taken from, an "
+    "endpoint of its own tenant; a send fails with tenant_mismatch exactly when the shadow "
+    "registrations put sender and destination in different tenants, each with one security "
+    "audit event; no endpoint holds or yields a message twice; messages from one sender to "
+    "one endpoint come out in send order; no message carries more than max_hops hops, "
+    "pending adds exactly one and max_hops_exceeded only past the limit; no queue holds "
+    "more than max_pending; and a delivered or pending receipt names the endpoint where the "
+    "message is first found, taken or lost.",
+    covers=("k2k.simulate",),
+    subject=kb.deliver_in,
+    mutants=(
+        Mutant.edit("no tenant check", "cross-tenant sends go on into the sender's tenant",
+                    kb.send, "if source_tenant != dest_tenant:", "if False:"),
+        Mutant.edit("hop limit off by one", "a message may reach max_hops only by staying "
+                    "below it", kb.deliver_in, "if hops > b.max_hops:", "if hops >= b.max_hops:"),
+        Mutant.edit("route via another tenant", "the next hop is looked up among every "
+                    "kernel's endpoints", kb.deliver_in, "relay = sub.endpoints.get(next_hop)",
+                    "relay = b.held.get(next_hop)"),
+        Mutant.edit("room for one more", "a queue takes max_pending + 1 messages", kb.enqueue,
+                    "len(ep.queue) >= b.max_pending", "len(ep.queue) > b.max_pending"),
+        Mutant.edit("LIFO", "receive takes the newest message", kb.receive,
+                    "ep.queue.popleft()", "ep.queue.pop()"),
+        Mutant.edit("relay keeps a copy", "forward hands on the message without taking it",
+                    kb.forward, "m = receive(b, relay)",
+                    "m = b.held[relay].queue[0] if b.held.get(relay) and "
+                    "b.held[relay].queue else None"),
+        Mutant.edit("silent rejection", "a cross-tenant send writes no audit event", kb.send,
+                    "b.audit.append(", "(", 1),
+        Mutant.edit("destination's tenant", "an unregistered destination is taken to be in "
+                    "tenant 0", kb.send, "b.kernel_tenant.get(destination, source_tenant)",
+                    "b.kernel_tenant.get(destination, UNSPECIFIED_TENANT)"),
+    ),
+)
+def broker_invariants(_subject):
+    return [Property("the edges and both errata's witnesses", _holds, cases=edges),
+            Property("generated step sequences", _holds, strategy=domain, examples=600)]
