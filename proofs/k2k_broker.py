@@ -151,3 +151,73 @@ def _holds(args: dict) -> None:
 def broker_invariants(_subject):
     return [Property("the edges and both errata's witnesses", _holds, cases=edges),
             Property("generated step sequences", _holds, strategy=domain, examples=600)]
+
+
+def _quota_holds(args: dict) -> None:
+    """Replays the quota from the steps: per tenant, the sends past the tenant check in the
+    current second, the limit, and whether the tenant is registered at all."""
+    out = simulate(args["max_pending"], args["delivery_timeout_ms"], args["max_hops"],
+                   args["steps"])
+    tenant_of: dict[str, int] = {}
+    limit: dict[int, int] = {}
+    window: dict[int, tuple[int, int]] = {}
+    now, exceeded = 0, []
+    for s, answer in zip(args["steps"], out["results"], strict=True):
+        op = s["op"]
+        if op == "register":
+            tenant_of[s["kernel"]] = s.get("tenant", 0)
+        elif op == "unregister":
+            tenant_of.pop(s["kernel"], None)
+        elif op == "tick":
+            now += s["seconds"]
+        elif op == "tenant":
+            assert answer["registered"] == (s["tenant"] not in limit), answer
+            limit.setdefault(s["tenant"], s.get("max_messages_per_sec",
+                                                kb.STANDARD_MESSAGES_PER_SEC))
+        elif op == "send" and answer["error"] != "tenant_mismatch":
+            t = tenant_of.get(s["from"], kb.UNSPECIFIED_TENANT)
+            if t == kb.UNSPECIFIED_TENANT:
+                assert answer["error"] not in ("quota_exceeded", "tenant_not_registered")
+                continue
+            assert (answer["error"] == "tenant_not_registered") == (t not in limit), answer
+            if t not in limit:
+                continue
+            second, used = window.get(t, (now, 0))
+            used = used if second == now else 0
+            assert (answer["error"] == "quota_exceeded") == (used >= limit[t]), (t, used)
+            if answer["error"] == "quota_exceeded":
+                exceeded.append(t)
+            window[t] = (now, used + (answer["error"] != "quota_exceeded"))
+    events = [e["tenant"] for e in out["audit"] if e["kind"] == "resource_limit_exceeded"]
+    assert events == exceeded, ("one warning per quota rejection", events, exceeded)
+
+
+@property_obligation(
+    "PO19.21",
+    "k2k.simulate's tenant quota over generated steps: UNSPECIFIED is never limited; a "
+    "sender in a tenant the registry lacks always fails with tenant_not_registered; a "
+    "registered tenant's sends that pass the tenant check are refused with quota_exceeded "
+    "exactly when max_messages_per_sec of them already passed in the same second, and each "
+    "refusal writes one warning audit event naming the tenant. Every message that passes "
+    "counts, whatever its receipt; a tenant registers once.",
+    covers=("k2k.simulate",),
+    subject=kb.check_quota,
+    mutants=(
+        Mutant.edit("one extra message", "the limit lets max_messages_per_sec + 1 through",
+                    kb.check_quota, "info.messages_this_window >= info.max_messages_per_sec",
+                    "info.messages_this_window > info.max_messages_per_sec"),
+        Mutant.edit("no new window", "the count never resets", kb.check_quota,
+                    "if b.now != info.window_start:", "if False:"),
+        Mutant.edit("nothing counts", "the window never counts a message",
+                    kb.check_quota, "info.messages_this_window += 1", "pass"),
+        Mutant.edit("tenant 0 limited", "UNSPECIFIED goes through the registry", kb.check_quota,
+                    "if tenant == UNSPECIFIED_TENANT:", "if False:"),
+        Mutant.edit("silent quota", "a refusal writes no audit event", kb.check_quota,
+                    "b.audit.append(", "(", 1),
+        Mutant.edit("re-register", "registering a tenant again resets its quota",
+                    kb.register_tenant, "if tenant in b.registry:", "if False:"),
+    ),
+)
+def quota_invariants(_subject):
+    return [Property("the edges and both errata's witnesses", _quota_holds, cases=edges),
+            Property("generated step sequences", _quota_holds, strategy=domain, examples=600)]
