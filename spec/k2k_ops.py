@@ -162,33 +162,42 @@ def simulate(max_pending: int, delivery_timeout_ms: int, max_hops: int, steps: A
 
 # ── generated and hand-picked steps ──────────────────────────────────────────────────────────
 
-KERNELS = ("a", "b", "c", "d")
+KERNELS = ("a", "b", "c")
 TENANTS = (0, 1, 2)
 
 
 def domain() -> st.SearchStrategy:
-    """Few kernels and tenants and small queues, so that every status and error occurs."""
-    k, t = st.sampled_from(KERNELS), st.sampled_from((0, 0, *TENANTS))
+    """Three kernels, mostly in tenants 0 and 1, small queues and quotas, and mostly sends, so
+    that every status and error occurs: each sequence starts by registering tenant 1's quota
+    (sometimes tenant 2's) and the kernels, and routes z through one of them in tenant 0."""
+    k, t = st.sampled_from(KERNELS), st.sampled_from((0, 0, 1, 1, 2))
+    dest = st.sampled_from((*KERNELS, "z", "z"))
+    limit = st.sampled_from((1, 2, 3, 100))
+    tenant = st.builds(lambda t, n: {"op": "tenant", "tenant": t, "max_messages_per_sec": n},
+                       st.sampled_from(TENANTS[1:]), limit)
+    send = st.builds(lambda a, z, p: {"op": "send", "from": a, "to": z, "priority": p},
+                     st.sampled_from((*KERNELS, *KERNELS, "x")), dest, st.integers(0, 3))
     step = st.one_of(
-        st.builds(lambda k, t: {"op": "register", "kernel": k, "tenant": t}, k, t),
         st.builds(lambda k, t, o: {"op": "register", "kernel": k, "tenant": t, "org_id": o},
                   k, t, st.integers(0, 2)),
         st.builds(lambda k: {"op": "close", "kernel": k}, k),
         st.builds(lambda k: {"op": "unregister", "kernel": k}, k),
-        st.builds(lambda d, n, t: {"op": "route", "destination": d, "next_hop": n, "tenant": t},
-                  st.sampled_from((*KERNELS, "z")), k, t),
-        st.builds(lambda d, t: {"op": "unroute", "destination": d, "tenant": t}, k, t),
-        st.builds(lambda t, n: {"op": "tenant", "tenant": t, "max_messages_per_sec": n},
-                  st.sampled_from(TENANTS[1:]), st.integers(0, 3)),
-        st.builds(lambda s: {"op": "tick", "seconds": s}, st.integers(0, 2)),
-        *[st.builds(lambda a, z, p: {"op": "send", "from": a, "to": z, "priority": p},
-                    st.sampled_from((*KERNELS, "x")), st.sampled_from((*KERNELS, "z")),
-                    st.integers(0, 3))] * 4,
-        *[st.builds(lambda k: {"op": "receive", "kernel": k}, k)] * 2,
-        st.builds(lambda k: {"op": "forward", "kernel": k}, k))
+        *[st.builds(lambda d, n, t: {"op": "route", "destination": d, "next_hop": n,
+                                     "tenant": t}, st.sampled_from(("z", "z", *KERNELS)), k,
+                    st.sampled_from((0, 0, 1)))] * 2,
+        st.builds(lambda d, t: {"op": "unroute", "destination": d, "tenant": t}, dest, t),
+        tenant, st.builds(lambda s: {"op": "tick", "seconds": s}, st.integers(0, 1)),
+        *[send] * 8, *[st.builds(lambda k: {"op": "receive", "kernel": k}, k)] * 2,
+        *[st.builds(lambda k: {"op": "forward", "kernel": k}, k)] * 2)
+    prefix = st.tuples(limit, st.lists(tenant, max_size=1), st.tuples(*[st.builds(
+        lambda k, t: {"op": "register", "kernel": k, "tenant": t}, st.just(k), t)
+        for k in KERNELS]), k).map(lambda p: [
+            {"op": "tenant", "tenant": 1, "max_messages_per_sec": p[0]}, *p[1], *p[2],
+            {"op": "route", "destination": "z", "next_hop": p[3]}])
+    steps = st.builds(lambda a, b: a + b, prefix, st.lists(step, min_size=8, max_size=48))
     return st.fixed_dictionaries({"max_pending": st.integers(1, 3), "max_hops": st.integers(0, 3),
                                   "delivery_timeout_ms": st.just(kb.DEFAULT_DELIVERY_TIMEOUT_MS),
-                                  "steps": st.lists(step, max_size=40)})
+                                  "steps": steps})
 
 
 def _args(steps: list[dict], **config) -> dict:
