@@ -1,7 +1,8 @@
 """Chapter 19 obligations of the host K2K broker: what k2k.simulate answers over generated
 step sequences agrees with a shadow of the registrations and routes kept from the steps alone
 (tenant isolation, the tenant check and its audit event, each message at most once, FIFO per
-sender and receiver, the hop limit, bounded queues, and where a receipt says the message is)."""
+sender and receiver, the hop limit, bounded queues, and where a receipt says the message is);
+the quota; and every interleaving of a small broker explored."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ from collections import defaultdict
 from ..spec import k2k_broker as kb
 from ..spec.k2k_ops import domain, edges, simulate
 from ..spec.registry import Mutant
-from .obligation import Property, property_obligation
+from .obligation import Property, model_obligation, property_obligation
 
 
 class Shadow:
@@ -114,6 +115,21 @@ def _holds(args: dict) -> None:
                                            sh.seen[mid])
 
 
+_ROUTE_VIA_OTHER_TENANT = Mutant.edit(
+    "route via another tenant", "the next hop is looked up among every kernel's endpoints",
+    kb.deliver_in, "relay = sub.endpoints.get(next_hop)", "relay = b.held.get(next_hop)")
+_HOP_OFF_BY_ONE = Mutant.edit(
+    "hop limit off by one", "a message may reach max_hops only by staying below it",
+    kb.deliver_in, "if hops > b.max_hops:", "if hops >= b.max_hops:")
+_ROOM_FOR_ONE_MORE = Mutant.edit(
+    "room for one more", "a queue takes max_pending + 1 messages", kb.enqueue,
+    "len(ep.queue) >= b.max_pending", "len(ep.queue) > b.max_pending")
+_RELAY_KEEPS_A_COPY = Mutant.edit(
+    "relay keeps a copy", "forward hands on the message without taking it", kb.forward,
+    "m = receive(b, relay)",
+    "m = b.held[relay].queue[0] if b.held.get(relay) and b.held[relay].queue else None")
+
+
 @property_obligation(
     "PO19.20",
     "k2k.simulate over generated steps: a message only ever sits in, or is taken from, an "
@@ -129,19 +145,10 @@ def _holds(args: dict) -> None:
     mutants=(
         Mutant.edit("no tenant check", "cross-tenant sends go on into the sender's tenant",
                     kb.send, "if source_tenant != dest_tenant:", "if False:"),
-        Mutant.edit("hop limit off by one", "a message may reach max_hops only by staying "
-                    "below it", kb.deliver_in, "if hops > b.max_hops:", "if hops >= b.max_hops:"),
-        Mutant.edit("route via another tenant", "the next hop is looked up among every "
-                    "kernel's endpoints", kb.deliver_in, "relay = sub.endpoints.get(next_hop)",
-                    "relay = b.held.get(next_hop)"),
-        Mutant.edit("room for one more", "a queue takes max_pending + 1 messages", kb.enqueue,
-                    "len(ep.queue) >= b.max_pending", "len(ep.queue) > b.max_pending"),
+        _HOP_OFF_BY_ONE, _ROUTE_VIA_OTHER_TENANT, _ROOM_FOR_ONE_MORE,
         Mutant.edit("LIFO", "receive takes the newest message", kb.receive,
                     "ep.queue.popleft()", "ep.queue.pop()"),
-        Mutant.edit("relay keeps a copy", "forward hands on the message without taking it",
-                    kb.forward, "m = receive(b, relay)",
-                    "m = b.held[relay].queue[0] if b.held.get(relay) and "
-                    "b.held[relay].queue else None"),
+        _RELAY_KEEPS_A_COPY,
         Mutant.edit("silent rejection", "a cross-tenant send writes no audit event", kb.send,
                     "b.audit.append(", "(", 1),
         Mutant.edit("destination's tenant", "an unregistered destination is taken to be in "
@@ -222,3 +229,20 @@ def _quota_holds(args: dict) -> None:
 def quota_invariants(_subject):
     return [Property("the edges and both errata's witnesses", _quota_holds, cases=edges),
             Property("generated step sequences", _quota_holds, strategy=domain, examples=600)]
+
+
+@model_obligation(
+    "PO19.22",
+    "The host broker explored over every interleaving: kernels a and b in tenant 0, c in "
+    "tenant 1, queues of 2, max_hops 2, z routed through b and y through c (another "
+    "tenant's kernel) in tenant 0; any send among a, b, c, x (unregistered), y and z while "
+    "fewer than 3 messages exist, any receive or relay, and b moving to tenant 1. In every "
+    "reachable state a queued message sits in an endpoint of its own tenant, no queue holds "
+    "more than 2, no message is queued twice or carries more than 2 hops, and each step "
+    "adds exactly one hop to a pending message and reports max_hops_exceeded only past 2.",
+    covers=("k2k.simulate",),
+    subject=kb.broker_machine,
+    mutants=(_ROUTE_VIA_OTHER_TENANT, _HOP_OFF_BY_ONE, _ROOM_FOR_ONE_MORE, _RELAY_KEEPS_A_COPY),
+)
+def broker_interleavings(machine):
+    return [machine()]

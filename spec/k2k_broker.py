@@ -34,10 +34,13 @@ The receipts map keeps every Delivered receipt and never forgets one. Engagement
 
 from __future__ import annotations
 
+import copy
 from collections import deque
+from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
 
 from .errata import NO_ERRATA
+from .machine import Machine
 
 E19_20 = "E19.20"
 E19_21 = "E19.21"
@@ -265,3 +268,72 @@ def forward(b: K2KBroker, relay: str,
     if E19_21 in errata:
         return m, send(b, relay, m.destination, m.priority, m.audit_tag, errata)
     return m, deliver_in(b, m.tenant, m, errata)
+
+
+# ── the broker as a protocol machine ─────────────────────────────────────────────────────────
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    """A broker state (compared by `key`: queues, registrations, ids, the last step's check)."""
+
+    key: tuple
+    broker: K2KBroker = field(compare=False, hash=False)
+
+
+def snapshot(b: K2KBroker, ok: bool = True) -> Snapshot:
+    queues = tuple((k, ep.tenant, ep.open, tuple(ep.queue)) for k, ep in sorted(b.held.items()))
+    return Snapshot((queues, tuple(sorted(b.kernel_tenant.items())), b.next_id, ok), b)
+
+
+def outcome_kept(o: Outcome | None, hops_in: int, max_hops: int) -> bool:
+    """A relay or send outcome keeps the hop rule: pending adds one hop within the limit,
+    max_hops_exceeded only past it."""
+    if o is None or o.status not in ("pending", "max_hops_exceeded"):
+        return True
+    return o.hops == hops_in + 1 and (o.hops > max_hops) == (o.status == "max_hops_exceeded")
+
+
+def broker_machine(errata: frozenset[str] = NO_ERRATA, max_messages: int = 3) -> Machine:
+    """Kernels a, b in tenant 0 and c in tenant 1 (quota 100), queues of 2, max_hops 2; z is
+    routed through b in tenant 0 and y through c (another tenant's kernel) in tenant 0. Steps:
+    any send among a, b, c, x, y, z while fewer than `max_messages` messages exist, any
+    receive or forward, and moving b to tenant 1."""
+    b0 = K2KBroker(max_pending=2, max_hops=2)
+    register_tenant(b0, 1, 100)
+    for kernel, tenant in (("a", 0), ("b", 0), ("c", 1)):
+        register(b0, kernel, tenant, NO_TAG)
+    sub_broker(b0, 0).routes.update({"z": "b", "y": "c"})
+
+    def steps(s: Snapshot) -> Iterator[tuple[str, Snapshot]]:
+        for src in ("a", "b", "c", "x"):
+            for dst in ("a", "b", "c", "y", "z"):
+                if s.broker.next_id <= max_messages:
+                    b = copy.deepcopy(s.broker)
+                    o = send(b, src, dst, errata=errata)
+                    yield f"send {src}->{dst}", snapshot(b, outcome_kept(o, 0, b.max_hops))
+        for k in ("a", "b", "c"):
+            b = copy.deepcopy(s.broker)
+            receive(b, k)
+            yield f"receive {k}", snapshot(b)
+            b = copy.deepcopy(s.broker)
+            m, o = forward(b, k, errata)
+            yield f"forward {k}", snapshot(b, outcome_kept(o, m.hops if m else 0, b.max_hops))
+        b = copy.deepcopy(s.broker)
+        register(b, "b", 1, NO_TAG)
+        yield "move b to tenant 1", snapshot(b)
+
+    def queued(s: Snapshot) -> list[tuple[K2KEndpoint, K2KMessage]]:
+        return [(ep, m) for ep in s.broker.held.values() for m in ep.queue]
+
+    return Machine("k2k broker", snapshot(b0), steps, (
+        ("tenant isolation: a queued message is in an endpoint of its own tenant",
+         lambda s: all(m.tenant == ep.tenant for ep, m in queued(s))),
+        ("no queue holds more than max_pending",
+         lambda s: all(len(ep.queue) <= s.broker.max_pending for ep in s.broker.held.values())),
+        ("no message is queued twice",
+         lambda s: len({m.id for _, m in queued(s)}) == len(queued(s))),
+        ("no message carries more than max_hops hops",
+         lambda s: all(m.hops <= s.broker.max_hops for _, m in queued(s))),
+        ("each step keeps the hop rule", lambda s: s.key[-1])),
+        done=lambda s: False)
