@@ -148,6 +148,18 @@ def register(b: K2KBroker, kernel: str, tenant: int, tag: tuple[int, int]) -> li
     return [m.id for m in old_ep.queue] if old_ep is not None else []
 
 
+def add_route(b: K2KBroker, tenant: int, destination: str, next_hop: str) -> None:
+    """add_route_in: the tenant's route to `destination` goes through `next_hop` (unchecked:
+    step 7 looks the next hop up in that tenant only)."""
+    sub_broker(b, tenant).routes[destination] = next_hop
+
+
+def remove_route(b: K2KBroker, tenant: int, destination: str) -> None:
+    """remove_route_in: a tenant without a sub-broker is left without one."""
+    if tenant in b.tenants:
+        b.tenants[tenant].routes.pop(destination, None)
+
+
 def unregister(b: K2KBroker, kernel: str) -> None:
     """The kernel leaves its sub-broker (endpoint, tag, route to it); its receiver stays."""
     tenant = b.kernel_tenant.pop(kernel, None)
@@ -303,7 +315,8 @@ def broker_machine(errata: frozenset[str] = NO_ERRATA, max_messages: int = 3) ->
     register_tenant(b0, 1, 100)
     for kernel, tenant in (("a", 0), ("b", 0), ("c", 1)):
         register(b0, kernel, tenant, NO_TAG)
-    sub_broker(b0, 0).routes.update({"z": "b", "y": "c"})
+    add_route(b0, 0, "z", "b")
+    add_route(b0, 0, "y", "c")
 
     def steps(s: Snapshot) -> Iterator[tuple[str, Snapshot]]:
         for src in ("a", "b", "c", "x"):

@@ -119,9 +119,9 @@ def run_step(b: kb.K2KBroker, op: str, f: dict, errata: frozenset[str] = NO_ERRA
     if op == "unregister":
         kb.unregister(b, f["kernel"])
     elif op == "route":
-        kb.sub_broker(b, f["tenant"]).routes[f["destination"]] = f["next_hop"]
+        kb.add_route(b, f["tenant"], f["destination"], f["next_hop"])
     elif op == "unroute":
-        b.tenants.get(f["tenant"], kb.SubBroker()).routes.pop(f["destination"], None)
+        kb.remove_route(b, f["tenant"], f["destination"])
     elif op == "tenant":
         return {"registered": kb.register_tenant(b, f["tenant"], f["max_messages_per_sec"])}
     elif op == "tick":
