@@ -28,8 +28,12 @@ returns the receipt as a success (E19.20). A relay (`forward`) hands a queued me
 step 6 in its own tenant with its id and hop count, so a routing loop ends at max_hops;
 RingKernel has no such path: a relay can only send it again, from step 1, as a new message with
 0 hops (E19.21). Receiving pops the oldest message: the priority is kept, never used to order.
-The receipts map keeps every Delivered receipt and never forgets one. Engagement budgets
-(track_usage) and HLC timestamps are not modelled.
+The receipts map keeps every Delivered receipt (not Pending ones) and never forgets one.
+Engagement budgets (track_usage) and HLC timestamps are not modelled. Where RingKernel leaves
+it open: a kernel registered again gets a fresh endpoint and the spec treats the old one as
+dropped (RingKernel hands the caller a new receiver; the old one, if kept, still holds its
+messages); the quota window is the wall clock's second, here a counter moved by `tick`.
+`broker_machine` is the same broker as a protocol machine for exhaustive exploration.
 """
 
 from __future__ import annotations
