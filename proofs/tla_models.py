@@ -135,7 +135,7 @@ def multi_gpu(machine):
     mutants=(
         Mutant.edit("tenants not compared", "only registration is checked", ti.routed,
                     " and tf == tt", ""),
-        Mutant.edit("broker's tenant rule", "E19.62: an unregistered receiver is in the "
+        Mutant.edit("unregistered receiver", "an unregistered receiver counts as in the "
                     "sender's tenant", ti.routed, "UNREGISTERED not in (tf, tt) and tf == tt",
                     "tf != UNREGISTERED and tt in (tf, UNREGISTERED)"),
         Mutant.edit("sender's inbox", "the message lands in the sender's inbox",

@@ -2,9 +2,8 @@
 
 1. Each kernel starts unregistered and may be registered once, to one tenant.
 2. Send(f, t) of the next id: rejected when either kernel is unregistered or their tenants
-   differ; otherwise delivered into t's inbox. (The host broker under E19.62 instead takes an
-   unregistered sender to be UNSPECIFIED and an unregistered receiver to be in the sender's
-   tenant.)
+   differ; otherwise delivered into t's inbox. (The host broker, k2k.simulate, delivers only
+   into an endpoint registered in the sender's tenant, so it keeps the same isolation.)
 3. Invariants: every delivered message joins two kernels registered to one tenant
    (IsolationByConstruction); no id is delivered into two tenants; each sent id is either
    delivered or rejected, never both and never neither; each inbox holds exactly the ids
@@ -18,15 +17,13 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import NamedTuple
 
-from .errata import NO_ERRATA, SEEDS, erratum
+from .errata import NO_ERRATA
 from .machine import Machine
 
 TENANTS = 2
 KERNELS = 3
 MAX_MSGS = 3
 UNREGISTERED = -1
-UNSPECIFIED = TENANTS
-"""The broker's tenant for an unregistered sender (E19.62)."""
 
 Msg = tuple[int, int, int]
 
@@ -39,36 +36,12 @@ class TenantModel(NamedTuple):
     next_msg: int
 
 
-UNREGISTERED_PEER = "E19.62"
-
-erratum(
-    UNREGISTERED_PEER, "The K2K broker delivers to an unregistered kernel as if it were in the "
-                       "sender's tenant; tenant_isolation.tla rejects such a send",
-    seed=SEEDS["ringkernel"],
-    location="crates/ringkernel-core/src/k2k/mod.rs, the broker's send (tenant resolution); "
-             "docs/verification/tenant_isolation.tla Send",
-    ops=(),
-    witness={"machine": "tla_tenant_isolation.tenant_machine",
-             "invariant": "IsolationByConstruction"},
-    flag="model",
-    detail="The broker resolves an unregistered sender to UNSPECIFIED and assumes an "
-           "unregistered destination is in the sender's tenant, so a first send between two "
-           "unregistered kernels is delivered. Worse, k1 registered to t1 can send to "
-           "unregistered k2, which then registers to t2: t2's kernel holds t1's message. The "
-           ".tla rejects any send with an unregistered end, so TLC checks a rule the broker "
-           "does not have.",
-)
-
-
-def routed(tf: int, tt: int, errata: frozenset[str] = NO_ERRATA) -> bool:
+def routed(tf: int, tt: int) -> bool:
     """Whether a send between kernels of tenants tf and tt is delivered."""
-    if UNREGISTERED_PEER in errata:
-        tf = UNSPECIFIED if tf == UNREGISTERED else tf
-        return (tf if tt == UNREGISTERED else tt) == tf
     return UNREGISTERED not in (tf, tt) and tf == tt
 
 
-def tenant_steps(s: TenantModel, errata: frozenset[str]) -> Iterator[tuple[str, TenantModel]]:
+def tenant_steps(s: TenantModel) -> Iterator[tuple[str, TenantModel]]:
     """RegisterKernel(k, t) and Send(f, t)."""
     for k in range(KERNELS):
         if s.kernel_tenant[k] == UNREGISTERED:
@@ -82,7 +55,7 @@ def tenant_steps(s: TenantModel, errata: frozenset[str]) -> Iterator[tuple[str, 
             if f == t or m > MAX_MSGS:
                 continue
             label = f"Send(k{f + 1}, k{t + 1})"
-            if routed(s.kernel_tenant[f], s.kernel_tenant[t], errata):
+            if routed(s.kernel_tenant[f], s.kernel_tenant[t]):
                 yield label, s._replace(
                     delivered=s.delivered | {(f, t, m)}, next_msg=m + 1,
                     inboxes=tuple(b | {m} if i == t else b for i, b in enumerate(s.inboxes)))
@@ -97,12 +70,12 @@ def isolated(s: TenantModel) -> bool:
 
 
 def tenant_machine(errata: frozenset[str] = NO_ERRATA) -> Machine:
-    """tenant_isolation.tla at 2 tenants, 3 kernels and MAX_MSGS 3."""
+    """tenant_isolation.tla at 2 tenants, 3 kernels and MAX_MSGS 3 (no erratum changes it)."""
     init = TenantModel((UNREGISTERED,) * KERNELS, (frozenset(),) * KERNELS, frozenset(),
                        frozenset(), 1)
     return Machine(
         f"tenant_isolation.tla tenants={TENANTS} kernels={KERNELS} max_msgs={MAX_MSGS}",
-        init, lambda s: tenant_steps(s, errata), (
+        init, tenant_steps, (
             ("IsolationByConstruction", isolated),
             ("NoSameMessageInBothTenants",
              lambda s: len({m for _, _, m in s.delivered}) == len(s.delivered)),
