@@ -17,9 +17,9 @@ accepts. It rejects, as invalid_input naming the byte offset: fewer than 64 byte
 a version other than 1 (RingKernel takes any version up to 1), a total_size over 1 GiB, a
 checksum mismatch, then any header word, chunk header word, metadata order or trailing byte
 that encoding would not have written (RingKernel reads past them, E19.42), an unknown chunk
-type, a string that is not UTF-8, and every length that runs past the bytes left. Each length
-is compared with the bytes remaining before anything is sliced, so a short file that claims a
-huge length allocates nothing.
+type, a nonzero chunk_id on a type other than DeviceMemory and Custom, a string that is not
+UTF-8, and every length that runs past the bytes left. Each length is compared with the bytes
+left before anything is sliced, so a short file that claims a huge length allocates nothing.
 """
 
 from __future__ import annotations
@@ -66,6 +66,9 @@ class ChunkType(enum.IntEnum):
 
 
 CHUNK_TYPES = frozenset(int(t) for t in ChunkType)
+KEYED = frozenset({ChunkType.DEVICE_MEMORY, ChunkType.CUSTOM})
+"""The chunk types whose chunk_id is part of their identity; every other type's is 0
+(RingKernel's identity, digest and delta ignore it, so a delta could not carry another)."""
 
 CHECKPOINT_HEADER = struct("CheckpointHeader", [
     Member("magic", u64, default=MAGIC),
@@ -274,6 +277,9 @@ def read_chunk(r: Reader, i: int, errata: frozenset[str] = NO_ERRATA) -> Chunk:
     if E19_42 not in errata:
         if h["chunk_type"] not in CHUNK_TYPES:
             raise at_offset(at, f"chunk {i} type", f"{h['chunk_type']} is not a ChunkType")
+        if h["chunk_type"] not in KEYED and h["chunk_id"]:
+            raise at_offset(at + off["chunk_id"], f"chunk {i} chunk_id",
+                            "not 0 for a chunk type without ids")
         if h["flags"]:
             raise at_offset(at + off["flags"], f"chunk {i} flags", "not zero")
         if h["uncompressed_size"] != h["compressed_size"]:

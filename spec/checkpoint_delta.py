@@ -37,7 +37,7 @@ import struct as _struct
 import zlib
 from dataclasses import replace
 
-from .checkpoint import CHUNK_TYPES, Checkpoint, Chunk, ChunkType
+from .checkpoint import CHUNK_TYPES, KEYED, Checkpoint, Chunk
 from .errata import NO_ERRATA
 from .errors import InvalidInput
 
@@ -50,8 +50,6 @@ PARENT_KEY = "ringkernel.delta.parent_digest"
 LAYOUT_KEY = "crucible.delta.layout"
 """The spec's key: new's chunk sequence (step 2 of delta)."""
 DELTA_KEYS = (PARENT_KEY, LAYOUT_KEY)
-KEYED = frozenset({ChunkType.DEVICE_MEMORY, ChunkType.CUSTOM})
-"""The chunk types whose chunk_id is part of their identity."""
 FROM_DELTA = "+"
 
 Identity = tuple[int, int | None]

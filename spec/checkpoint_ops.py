@@ -3,7 +3,7 @@
 Wire form of a checkpoint: {header: {created_at, flags} or null (zeros), metadata: {kernel_id,
 kernel_type, step, grid [3], tile [3], hlc {physical, logical, node_id}, custom {key: value}},
 chunks: [{type, id, data}]}. A chunk's type must be a ChunkType (1-8, 100); `id` is its
-chunk_id (0 unless given), part of its identity for DeviceMemory (5) and Custom (100) only.
+chunk_id, part of its identity for DeviceMemory (5) and Custom (100) and 0 for other types.
 A delta is a checkpoint whose custom map holds the two delta keys (spec/checkpoint_delta.py).
 
 1. checkpoint.encode: the file (spec/checkpoint.py), with its header_size, total_size and
@@ -27,6 +27,7 @@ from .checkpoint import (
     E19_41,
     E19_42,
     HEADER_SIZE,
+    KEYED,
     SEED,
     Checkpoint,
     Chunk,
@@ -70,7 +71,7 @@ METADATA = record(
                      node_id=Field(U64, "", 0)), "HLC timestamp", ZERO_HLC),
     custom=Field(CUSTOM, "the custom map", {}))
 CHUNK = record(type=Field(U32, "ChunkType: 1-8 or 100"),
-               id=Field(U64, "chunk_id; identity of DeviceMemory and Custom chunks", 0),
+               id=Field(U64, "chunk_id: DeviceMemory and Custom only, else 0", 0),
                data=Field(BYTES, "the chunk's bytes"))
 CHUNKS = List(CHUNK)
 CHECKPOINT = record(header=Field(Optional(HEADER, ZERO_HEADER), "null: zeros", None),
@@ -84,6 +85,8 @@ def chunks_from_wire(items: list[dict], path: str) -> tuple[Chunk, ...]:
     for i, c in enumerate(items):
         if c["type"] not in CHUNK_TYPES:
             raise InvalidInput(f"{path}[{i}].type: {c['type']} is not a ChunkType")
+        if c["type"] not in KEYED and c["id"]:
+            raise InvalidInput(f"{path}[{i}].id: a type {c['type']} chunk has chunk_id 0")
     return tuple(Chunk(c["type"], c["id"], bytes(c["data"])) for c in items)
 
 
@@ -166,7 +169,7 @@ def chunk_values(small: bool = True) -> st.SearchStrategy:
     """Chunks (Python values) from a small pool, so that identities and bytes repeat."""
     data = st.sampled_from([b"", b"\x01", b"\x02\x03"]) if small else st.binary(max_size=8)
     ids = st.sampled_from([0, 1, PRESSURE_ID])
-    return st.builds(lambda t, i, d: {"type": t, "id": i, "data": d},
+    return st.builds(lambda t, i, d: {"type": t, "id": i if t in KEYED else 0, "data": d},
                      st.sampled_from(TYPES), ids, data)
 
 
