@@ -76,7 +76,7 @@ def _pair_case(pair) -> dict:
         return {"header": None, "metadata": {
             "kernel_id": "", "kernel_type": "", "step": 0, "grid": [0, 0, 0],
             "tile": [0, 0, 0], "hlc": {"physical": 0, "logical": 0, "node_id": 0},
-            "custom": {}}, "chunks": [{"type": c.type, "id": c.id, "data": c.data}
+            "custom": []}, "chunks": [{"type": c.type, "id": c.id, "data": c.data}
                                       for c in chunks]}
     return {"base": wire(pair[0]), "new": wire(pair[1])}
 

@@ -1,10 +1,12 @@
 """Chapter 19: the checkpoint ops and the errata of RingKernel's checkpoints.
 
 Wire form of a checkpoint: {header: {created_at, flags} or null (zeros), metadata: {kernel_id,
-kernel_type, step, grid [3], tile [3], hlc {physical, logical, node_id}, custom {key: value}},
+kernel_type, step, grid [3], tile [3], hlc {physical, logical, node_id}, custom [{key, value}]},
 chunks: [{type, id, data}]}. A chunk's type must be a ChunkType (1-8, 100); `id` is its
 chunk_id, part of its identity for DeviceMemory (5) and Custom (100) and 0 for other types.
-A delta is a checkpoint whose custom map holds the two delta keys (spec/checkpoint_delta.py).
+`custom` is the map as a list of entries in insertion order (keys unique); results list it
+in ascending key order. A delta is a checkpoint whose custom map holds the two delta keys
+(spec/checkpoint_delta.py).
 
 1. checkpoint.encode: the file (spec/checkpoint.py), with its header_size, total_size and
    checksum.
@@ -50,7 +52,7 @@ from .checkpoint_delta import (
 from .errata import NO_ERRATA, erratum
 from .errors import InvalidInput
 from .registry import InvalidCase, declare
-from .schema import BYTES, U32, U64, Array, Field, Json, List, Optional, Utf8, record
+from .schema import BYTES, U32, U64, Array, Field, List, Optional, Utf8, record
 
 PRESSURE_ID = 12440809081581870634
 """DefaultHasher("pressure") on rustc 1.95: the chunk_id of a device-memory region so named."""
@@ -59,9 +61,7 @@ ZERO_HLC = {"physical": 0, "logical": 0, "node_id": 0}
 
 HEADER = record(created_at=Field(U64, "UNIX epoch microseconds", 0),
                 flags=Field(U32, "the header's flags word", 0))
-CUSTOM = Json("object: string -> string", {"type": "object",
-                                           "additionalProperties": {"type": "string"}},
-              example=lambda: st.just({}))
+CUSTOM = List(record(key=Utf8(), value=Utf8()))
 METADATA = record(
     kernel_id=Field(Utf8(), "", ""), kernel_type=Field(Utf8(), "", ""),
     step=Field(U64, "the current step", 0),
@@ -69,7 +69,7 @@ METADATA = record(
     tile=Field(Array(U32, 3), "tile x, y, z", [0, 0, 0]),
     hlc=Field(record(physical=Field(U64, "", 0), logical=Field(U64, "", 0),
                      node_id=Field(U64, "", 0)), "HLC timestamp", ZERO_HLC),
-    custom=Field(CUSTOM, "the custom map", {}))
+    custom=Field(CUSTOM, "the custom map's entries, keys unique", []))
 CHUNK = record(type=Field(U32, "ChunkType: 1-8 or 100"),
                id=Field(U64, "chunk_id: DeviceMemory and Custom only, else 0", 0),
                data=Field(BYTES, "the chunk's bytes"))
@@ -77,6 +77,11 @@ CHUNKS = List(CHUNK)
 CHECKPOINT = record(header=Field(Optional(HEADER, ZERO_HEADER), "null: zeros", None),
                     metadata=Field(METADATA), chunks=Field(CHUNKS))
 RESULT = {"header": Field(HEADER), "metadata": Field(METADATA), "chunks": Field(CHUNKS)}
+
+
+def pairs(custom: dict[str, str]) -> list[dict]:
+    """A custom map's entries in wire form, in the dict's order."""
+    return [{"key": k, "value": v} for k, v in custom.items()]
 
 
 # ── wire <-> spec ────────────────────────────────────────────────────────────────────────────
@@ -91,16 +96,14 @@ def chunks_from_wire(items: list[dict], path: str) -> tuple[Chunk, ...]:
 
 
 def metadata_from_wire(m: dict, path: str) -> Metadata:
-    for key, value in m["custom"].items():
-        for text in (key, value):
-            try:
-                text.encode()
-            except UnicodeEncodeError:
-                raise InvalidInput(f"{path}.custom: {text!r} is not UTF-8") from None
+    keys = [e["key"] for e in m["custom"]]
+    for i, key in enumerate(keys):
+        if key in keys[:i]:
+            raise InvalidInput(f"{path}.custom[{i}].key: {key!r} is repeated")
     hlc = m["hlc"]
     return Metadata(m["kernel_id"], m["kernel_type"], m["step"], tuple(m["grid"]),
                     tuple(m["tile"]), (hlc["physical"], hlc["logical"], hlc["node_id"]),
-                    tuple(m["custom"].items()))
+                    tuple((e["key"], e["value"]) for e in m["custom"]))
 
 
 def from_wire(header: dict | None, metadata: dict, chunks: list[dict], path: str
@@ -121,7 +124,8 @@ def to_wire(c: Checkpoint) -> dict:
                          "step": m.step, "grid": list(m.grid), "tile": list(m.tile),
                          "hlc": dict(zip(("physical", "logical", "node_id"), m.hlc,
                                          strict=True)),
-                         "custom": dict(m.custom)},
+                         "custom": pairs(dict(sorted(m.custom,
+                                                     key=lambda e: e[0].encode())))},
             "chunks": [{"type": ch.type, "id": ch.id, "data": ch.data} for ch in c.chunks]}
 
 
@@ -181,7 +185,7 @@ def metadata_values() -> st.SearchStrategy:
         "grid": st.lists(u32, min_size=3, max_size=3), "tile": st.lists(u32, min_size=3,
                                                                         max_size=3),
         "hlc": st.fixed_dictionaries({"physical": u64, "logical": u64, "node_id": u64}),
-        "custom": st.dictionaries(text, text, max_size=3)})
+        "custom": st.dictionaries(text, text, max_size=3).map(pairs)})
 
 
 def checkpoint_values(small: bool = True) -> st.SearchStrategy:
@@ -262,7 +266,7 @@ declare(
                        "kernel_id": "k", "kernel_type": "fdtd_3d", "step": 7,
                        "grid": [1, 2, 3], "tile": [4, 5, 6],
                        "hlc": {"physical": 8, "logical": 9, "node_id": 10},
-                       "custom": {"b": "1", "a": "2"}}, "chunks": [CB_123, PRESSURE]}],
+                       "custom": pairs({"b": "1", "a": "2"})}, "chunks": [CB_123, PRESSURE]}],
     invalid=(InvalidCase("a chunk type that is no ChunkType", lambda: st.just(
         {"metadata": {}, "chunks": [{"type": 9, "data": ""}]})),),
     not_applicable={"numba": "one byte string per checkpoint, built field by field: no "
@@ -313,9 +317,9 @@ declare(
          "new": {"metadata": {}, "chunks": [CB_123, PRESSURE]}},
         {"base": {"metadata": {}, "chunks": [PRESSURE, CB_123]},
          "new": {"metadata": {}, "chunks": [{**CB_123, "data": "01"}, PRESSURE]}}],
-    invalid=(InvalidCase("a new checkpoint holding the layout key", lambda: st.just(
+    invalid=(InvalidCase("a ControlBlock with a chunk_id", lambda: st.just(
         {"base": {"metadata": {}, "chunks": []},
-         "new": {"metadata": {"custom": {LAYOUT_KEY: ""}}, "chunks": []}})),),
+         "new": {"metadata": {}, "chunks": [{"type": 1, "id": 3, "data": ""}]}})),),
     not_applicable={"numba": "a keyed comparison of a few chunks: no numeric core",
                     "cupy": "a keyed comparison of a few chunks: nothing to spread over a "
                             "device"},
@@ -330,11 +334,11 @@ declare(
     domain=apply_values,
     edges=lambda: [
         {"base": {"metadata": {}, "chunks": [CB_123]},
-         "delta": {"metadata": {"custom": {PARENT_KEY: "a7171038", LAYOUT_KEY: "1,+"}},
+         "delta": {"metadata": {"custom": pairs({PARENT_KEY: "a7171038", LAYOUT_KEY: "1,+"})},
                    "chunks": [PRESSURE]}}],
     invalid=(InvalidCase("a delta made against another base", lambda: st.just(
         {"base": {"metadata": {}, "chunks": [CB_123]},
-         "delta": {"metadata": {"custom": {PARENT_KEY: "00000000", LAYOUT_KEY: ""}},
+         "delta": {"metadata": {"custom": pairs({PARENT_KEY: "00000000", LAYOUT_KEY: ""})},
                    "chunks": []}})),),
     not_applicable={"numba": "a keyed merge of a few chunks: no numeric core",
                     "cupy": "a keyed merge of a few chunks: nothing to spread over a device"},
@@ -346,7 +350,7 @@ declare(
 
 def _empty(custom: dict[str, str] | None = None, chunks: tuple[dict, ...] = ()) -> dict:
     """A checkpoint in request form: default metadata but `custom`, and `chunks`."""
-    return {"metadata": {"custom": custom or {}}, "chunks": list(chunks)}
+    return {"metadata": {"custom": pairs(custom or {})}, "chunks": list(chunks)}
 
 
 SORTED = Checkpoint(Metadata(custom=(("b", "1"), ("a", "2"))))
@@ -380,13 +384,13 @@ erratum(
             "the checkpoint",
     seed=SEED, location="crates/ringkernel-core/src/checkpoint.rs CheckpointMetadata::to_bytes",
     ops=("checkpoint.encode",),
-    witness={"args": {"metadata": {"custom": {"b": "1", "a": "2"}}, "chunks": []},
+    witness={"args": {"metadata": {"custom": pairs({"b": "1", "a": "2"})}, "chunks": []},
              "spec": {"checksum": zlib.crc32(body_bytes(SORTED))},
              "seed": {"checksum": zlib.crc32(body_bytes(SORTED, frozenset({E19_41})))}},
     also=({"op": "checkpoint.decode",
            "args": {"hex": encode(SORTED, frozenset({E19_41})).hex()},
            "spec": {"error": "invalid_input"},
-           "seed": {"metadata": NO_CUSTOM | {"custom": {"b": "1", "a": "2"}}}},),
+           "seed": {"metadata": NO_CUSTOM | {"custom": pairs({"a": "2", "b": "1"})}}},),
     flag="result",
     detail="`custom` is a std HashMap, iterated as it lies: with two keys or more, the bytes "
            "and the file's checksum differ between processes (SipHash with random keys). The "
@@ -419,9 +423,9 @@ erratum(
     witness={"args": {"base": FOUND_BASE, "delta": FOUND_DELTA},
              "spec": {"chunks": []}, "seed": {"chunks": [CB_EMPTY]}},
     also=({"op": "checkpoint.delta", "args": {"base": FOUND_BASE, "new": FOUND_NEW},
-           "spec": {"metadata": NO_CUSTOM | {"custom": {PARENT_KEY: FOUND_DIGEST,
-                                                        LAYOUT_KEY: ""}}},
-           "seed": {"metadata": NO_CUSTOM | {"custom": {PARENT_KEY: FOUND_DIGEST}}}},),
+           "spec": {"metadata": NO_CUSTOM | {"custom": pairs({LAYOUT_KEY: "",
+                                                        PARENT_KEY: FOUND_DIGEST})}},
+           "seed": {"metadata": NO_CUSTOM | {"custom": pairs({PARENT_KEY: FOUND_DIGEST})}}},),
     flag="result",
     detail="A delta holds new's changed and new chunks only, and apply starts from base's "
            "chunks, so a chunk base has and new lacks survives: apply(base, delta(base, new)) "
@@ -437,13 +441,13 @@ erratum(
     ops=("checkpoint.apply",),
     witness={"args": {"base": _empty(), "delta": _empty({PARENT_KEY: "00000000",
                                                          LAYOUT_KEY: ""})},
-             "spec": {"metadata": NO_CUSTOM | {"custom": {}}},
-             "seed": {"metadata": NO_CUSTOM | {"custom": {PARENT_KEY: "00000000",
-                                                          LAYOUT_KEY: ""}}}},
+             "spec": {"metadata": NO_CUSTOM | {"custom": pairs({})}},
+             "seed": {"metadata": NO_CUSTOM | {"custom": pairs({LAYOUT_KEY: "",
+                                                                PARENT_KEY: "00000000"})}}},
     also=({"op": "checkpoint.delta",
            "args": {"base": _empty(), "new": _empty({PARENT_KEY: "x"})},
            "spec": {"error": "invalid_input"},
-           "seed": {"metadata": NO_CUSTOM | {"custom": {PARENT_KEY: "00000000"}}}},),
+           "seed": {"metadata": NO_CUSTOM | {"custom": pairs({PARENT_KEY: "00000000"})}}},),
     flag="result",
     detail="applied_with_delta takes the delta's metadata whole, so the restored checkpoint "
            "carries ringkernel.delta.parent_digest, which new never had, and a delta made "

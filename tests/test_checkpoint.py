@@ -35,8 +35,12 @@ def _ask(op: str, args: dict, profile: str = "crucible", impl: str = "reference"
     return out.get("result", out.get("error"))
 
 
+def _map(custom: dict) -> list[dict]:
+    return [{"key": k, "value": v} for k, v in custom.items()]
+
+
 def _ck(*chunks: dict, custom: dict | None = None) -> dict:
-    return {"metadata": {"custom": custom or {}}, "chunks": list(chunks)}
+    return {"metadata": {"custom": _map(custom or {})}, "chunks": list(chunks)}
 
 
 def _string(s: bytes) -> bytes:
@@ -76,7 +80,7 @@ def test_every_metadata_field_and_chunk_header_lies_where_the_facts_sheet_puts_i
     args = {"header": {"created_at": 5, "flags": 0},
             "metadata": {"kernel_id": "k", "kernel_type": "wave", "step": 7, "grid": [1, 2, 3],
                          "tile": [4, 5, 6], "hlc": {"physical": 8, "logical": 9, "node_id": 10},
-                         "custom": {"b": "1", "a": "2"}},
+                         "custom": _map({"b": "1", "a": "2"})},
             "chunks": [CB, PRESSURE]}
     meta = (_string(b"k") + _string(b"wave") + struct.pack("<Q6I3QI", 7, 1, 2, 3, 4, 5, 6, 8, 9,
                                                            10, 2)
@@ -87,7 +91,8 @@ def test_every_metadata_field_and_chunk_header_lies_where_the_facts_sheet_puts_i
     data[40:48] = struct.pack("<Q", 5)
     assert _ask("checkpoint.encode", args)["hex"] == data.hex()
     back = _ask("checkpoint.decode", {"hex": data.hex()})
-    assert back["chunks"] == [CB, PRESSURE] and back["metadata"] == args["metadata"]
+    assert back["chunks"] == [CB, PRESSURE]
+    assert back["metadata"] == args["metadata"] | {"custom": _map({"a": "2", "b": "1"})}
     assert back["checksum"] == zlib.crc32(data[64:])
 
 
@@ -99,7 +104,7 @@ def test_the_seed_writes_custom_keys_as_inserted_and_reads_any_order():
                             + _string(b"1") + _string(b"a") + _string(b"2"))
     assert _ask("checkpoint.decode", {"hex": spec_only_order.hex()})["code"] == "invalid_input"
     assert _ask("checkpoint.decode", {"hex": spec_only_order.hex()}, SEED)["metadata"][
-        "custom"] == {"a": "2", "b": "1"}
+        "custom"] == _map({"a": "2", "b": "1"})
 
 
 def _reseal(data: bytes) -> bytes:
@@ -134,9 +139,9 @@ def test_each_fault_is_invalid_input_naming_its_offset(data, offset, field):
 def test_a_delta_holds_changed_and_new_chunks_and_its_layout():
     out = _ask("checkpoint.delta", {"base": _ck(CB), "new": _ck(CB, PRESSURE)})
     assert out["chunks"] == [PRESSURE]
-    assert out["metadata"]["custom"] == {PARENT: "a7171038", LAYOUT: "1,+"}
+    assert out["metadata"]["custom"] == _map({LAYOUT: "1,+", PARENT: "a7171038"})
     restored = _ask("checkpoint.apply", {"base": _ck(CB), "delta": out})
-    assert restored["chunks"] == [CB, PRESSURE] and restored["metadata"]["custom"] == {}
+    assert restored["chunks"] == [CB, PRESSURE] and restored["metadata"]["custom"] == []
 
 
 def test_a_delta_restores_deletions_and_order_only_in_the_spec():
@@ -168,6 +173,8 @@ def test_a_delta_without_a_parent_digest_applies_only_in_the_seed():
 @pytest.mark.parametrize("args,field", [
     ({"metadata": {}, "chunks": [{"type": 9, "data": ""}]}, "args.chunks[0].type"),
     ({"metadata": {}, "chunks": [{"type": 1, "id": 3, "data": ""}]}, "args.chunks[0].id"),
+    ({"metadata": {"custom": _map({"a": "1"}) * 2}, "chunks": []},
+     "args.metadata.custom[1].key"),
 ])
 def test_bad_chunks_are_refused_naming_the_field(args, field):
     error = _ask("checkpoint.encode", args)
