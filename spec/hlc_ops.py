@@ -267,7 +267,9 @@ erratum(
            "nothing is refused. The seed profile's hlc.update is this device rule (the host's "
            "HlcClock::update agrees with the spec but for E19.4); the spec requires the host "
            "rule on both sides. The device's tick (l++) ignores the wall clock as well, but it "
-           "still increases, so hlc.tick keeps the host rule.",
+           "still increases, so hlc.tick keeps the host rule. hlc.tla states the host rule "
+           "only; with the device's, the chapter's hlc model breaks CausalOrdering after "
+           "Tick(n1) and n2 receiving (0, 1).",
 )
 erratum(
     E19_2, "pack does not mask the logical counter: logical >= 2^48 spills into physical",

@@ -15,8 +15,8 @@ stated so that they check something.
 
 Bounds: 2 nodes, MAX_PHYSICAL 3, MAX_EVENTS 3 (the .cfg has MAX_EVENTS 4, 4.6M states for TLC,
 too many for Python); these keep every rule branch (wall wins, local wins, message wins, tie)
-and re-delivery. E19.60: RingKernel's GPU message loop uses a different receive rule, which
-breaks CausalOrdering in two steps.
+and re-delivery. Under E19.1 (RingKernel's GPU message loop's receive rule) CausalOrdering
+breaks in two steps: Tick(n1), then n2 receives (0, 1) and moves only to (0, 1).
 """
 
 from __future__ import annotations
@@ -25,6 +25,7 @@ from collections.abc import Iterator
 from typing import NamedTuple
 
 from .errata import NO_ERRATA, SEEDS, erratum
+from .hlc import E19_1
 from .machine import Machine
 
 NODES = 2
@@ -51,23 +52,9 @@ class HlcModel(NamedTuple):
     last: Step | None
 
 
-GPU_RECEIVE = "E19.60"
-
-erratum(
-    GPU_RECEIVE, "The GPU message loop's HLC receive ignores the message's logical counter and "
-                 "the wall clock; hlc.tla models only the host rule",
-    seed=SEEDS["ringkernel"],
-    location="crates/ringkernel-cuda-codegen/src/ring_kernel.rs, the generated message loop; "
-             "docs/verification/hlc.tla Receive",
-    ops=(),
-    witness={"machine": "tla_hlc.hlc_machine", "invariant": "CausalOrdering"},
-    flag="model",
-    detail="On receive the generated CUDA sets the physical part to the message's when it is "
-           "larger (and the logical to 0), then adds one to the logical counter. A node at "
-           "(0,0) that receives (0,1) moves to (0,1), not above the message: CausalOrdering "
-           "breaks after Tick(n1), Receive(n1, n2); the facts' local (5,0) and message (5,7) "
-           "give (5,1). hlc.tla states the host rule only, so TLC never sees it.",
-)
+GPU_RECEIVE = E19_1
+"""The GPU message loop's receive rule: neither the message's logical counter nor the wall
+is read."""
 
 
 erratum(
@@ -105,7 +92,7 @@ def tick(c: Ts, wall: int) -> Ts:
 
 
 def receive(c: Ts, ts: Ts, wall: int, errata: frozenset[str] = NO_ERRATA) -> Ts:
-    """HlcClock::update (the GPU loop's rule under E19.60)."""
+    """HlcClock::update (the GPU loop's rule under E19.1)."""
     if GPU_RECEIVE in errata:
         p, logical = (ts[0], 0) if ts[0] > c[0] else c
         return (p, logical + 1)

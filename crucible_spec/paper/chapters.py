@@ -90,10 +90,8 @@ CHAPTERS: tuple[Chapter, ...] = (
         "region_cache")),
     Chapter(19, "Distribution", (
         "hlc", "hlc_ops", "hlc_concurrency", "tla_hlc", "tla_k2k_delivery", "tla_migration",
-        "tla_multi_gpu_k2k", "tla_tenant_isolation", "tla_actor_lifecycle"), (
-        Pending("RingKernel's kernel-to-kernel (K2K) messaging", "other-seeds.md §3.4"),
-        Pending("RingKernel's checkpoints, delta checkpoints and content digests",
-                "other-seeds.md §3.5"))),
+        "tla_multi_gpu_k2k", "tla_tenant_isolation", "tla_actor_lifecycle", "k2k_broker",
+        "k2k_ops", "checkpoint", "checkpoint_delta", "checkpoint_ops")),
     Chapter(20, "Proofs", ("machine",), about=(
         "proofs.obligation", "proofs.evidence", "proofs.model", "proofs.runner", "proofs.cache",
         "proofs.mutation", "proofs.patch")),
