@@ -25,7 +25,7 @@ from .obligation import Property, model_obligation, property_obligation
     "publish a sequence number; the receiver waits for it, reads, then frees) never writes "
     "over an unread message and never lets the receiver read a half-written slot, in every "
     "interleaving of 2 senders x 2 messages over 1, 2 and 3 slots and of 3 senders over 2.",
-    covers=("queue.simulate",),
+    covers=("rk_k2k_inbox.inbox_machine",),
     subject=k2k.inbox_machine,
     mutants=(
         Mutant.edit("no full check", "a sender claims a slot whatever tail is",
