@@ -14,7 +14,8 @@ Decode:
 Reserved bytes are written as zero and ignored when read.
 
 HlcTimestamp {physical, logical, node_id} and HlcState {physical, logical} are declared here as
-u64 arrays (3 and 2 words; HlcState aligned to 16), in the order of their fields.
+u64 arrays (3 and 2 words) in the order of their fields. HlcState's alignment of 16 is not
+declared: it lands at offset 80 either way, and the control block's own 128 governs its size.
 """
 
 from __future__ import annotations
@@ -48,7 +49,8 @@ CONTROL_BLOCK = struct("ControlBlock", [
     Member("output_head", u64), Member("output_tail", u64),
     Member("input_capacity", u32), Member("output_capacity", u32),
     Member("input_mask", u32), Member("output_mask", u32),
-    Member("hlc_state", array(u64, 2), alignas=16, doc="HlcState {physical, logical}"),
+    Member("hlc_state", array(u64, 2), doc="HlcState {physical, logical}: 16 bytes, align "
+           "16 in RingKernel, at 80, a multiple of 16"),
     Member("last_error", u32), Member("error_count", u32),
     Member("_reserved", pad(24)),
 ], size=128, align=128, alignas=128, chapter=4,
