@@ -37,6 +37,11 @@ INVALID_PER_CASE = 3
 MANIFEST = "manifest.json"
 
 
+_LINE_BREAKS = {c: f"\\u{c:04x}" for c in (0x85, 0x2028, 0x2029)}
+"""Characters JSON may leave raw in a string but line readers (Python's splitlines among them)
+take for line ends: escaped, so every vector stays one line."""
+
+
 @dataclass(frozen=True)
 class Case:
     """One vector: wire args and the expected result or error code, with its source."""
@@ -49,7 +54,8 @@ class Case:
     def to_line(self) -> str:
         body = {"args": self.args, "source": self.source}
         body |= {"error": self.error} if self.error else {"result": self.result}
-        return json.dumps(body, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+        line = json.dumps(body, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+        return line.translate(_LINE_BREAKS)
 
     @staticmethod
     def from_line(line: str) -> Case:

@@ -1,9 +1,10 @@
-"""Layout obligations, one per declared struct, numbered from 100 in each chapter by name: the
-spec's layout rule (spec/layout.py `place`), applied now to the declaration's members, gives the
-sizeof, alignof and member offsets that the real compiler measured (golden file
-crucible-8d2680a2-layouts.json), or else those a facts sheet states (layouts-facts.json). A
-struct known to neither is checked only against its own static_assert, and says so. Mutants
-swap two adjacent members, or plant a bug in the placement and rounding of `place`."""
+"""Layout obligations, one per declared struct, numbered from 100 in each chapter (Crucible's
+structs by name, then each other seed's): the spec's layout rule (spec/layout.py `place`),
+applied now to the declaration's members, gives the sizeof, alignof and member offsets that
+the real compiler measured (golden file crucible-8d2680a2-layouts.json), or else those a facts
+sheet states (layouts-facts.json). A struct known to neither is checked only against its own
+static_assert, and says so. Mutants swap two adjacent members, or plant a bug in the placement
+and rounding of `place`."""
 
 from __future__ import annotations
 
@@ -176,9 +177,10 @@ def rule_bugs(s: Struct) -> list[Mutant]:
 
 
 def register_layout_obligations() -> None:
-    """One obligation per struct, numbered PO<chapter>.100, .101, ... by struct name."""
+    """One obligation per struct, numbered PO<chapter>.100, .101, ...: Crucible's structs by
+    name, then each other seed's (so a seed's structs never renumber Crucible's)."""
     structs = sorted({s.name: s for s in REGISTRY.layouts.values()}.values(),
-                     key=lambda s: (s.chapter, s.name))
+                     key=lambda s: (s.chapter, s.seed != "crucible", s.seed, s.name))
     number: dict[int, int] = {}
     for s in structs:
         n = number.get(s.chapter, 100)

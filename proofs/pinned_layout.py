@@ -253,8 +253,8 @@ def _declaration(_case: None) -> None:
                          "sizeof", L.struct, "Struct(name, laid.size, laid.align,",
                          "Struct(name, laid.align, laid.size,"),
              Mutant.edit("placement and alignas swapped", "the struct records alignas as its "
-                         "placement", L.struct, "laid.placed, alignas)",
-                         "alignas, laid.placed)")),
+                         "placement", L.struct, "laid.placed, alignas, seed)",
+                         "alignas, laid.placed, seed)")),
 )
 def struct_declaration(_subject):
     return [Property("a base and a derived struct", _declaration, cases=lambda: (None,))]

@@ -82,7 +82,8 @@ CHECKPOINT_HEADER = struct("CheckpointHeader", [
     Member("created_at", u64, doc="UNIX epoch microseconds"),
     Member("_reserved", array(u8, 16), doc="the struct's 8 reserved bytes, then 8 past its "
                                            "size_of; all zero"),
-], size=64, align=8, chapter=19, doc="The checkpoint file's header as written (64 bytes; the "
+], size=64, align=8, chapter=19, seed=SEED,
+   doc="The checkpoint file's header as written (64 bytes; the "
                                      "Rust struct's size_of is 56).")
 
 CHUNK_HEADER = struct("ChunkHeader", [
@@ -91,7 +92,8 @@ CHUNK_HEADER = struct("ChunkHeader", [
     Member("uncompressed_size", u64),
     Member("compressed_size", u64, doc="the data's length in the file"),
     Member("chunk_id", u64, doc="e.g. a device-memory region's name hash"),
-], size=32, align=8, chapter=19, doc="The header in front of each chunk's data.")
+], size=32, align=8, chapter=19, seed=SEED,
+   doc="The header in front of each chunk's data.")
 
 
 @dataclass(frozen=True)

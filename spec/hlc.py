@@ -28,8 +28,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from .bits import BitVal, add, is_symbolic, mask, select, shl, shr, trunc, ule, z3_module, zext
-from .errata import NO_ERRATA
+from .errata import NO_ERRATA, SEEDS
 from .layout import Member, struct, u64
+
+RINGKERNEL = SEEDS["ringkernel"]
+"""The seed whose structs these are."""
 
 U64_MAX = mask(64)
 LOGICAL_BITS = 48
@@ -55,12 +58,13 @@ HLC_TIMESTAMP = struct("HlcTimestamp", [
     Member("physical", u64, doc="microseconds since the UNIX epoch"),
     Member("logical", u64, doc="counter for events at one physical time"),
     Member("node_id", u64, doc="breaks ties between nodes"),
-], size=24, align=8, chapter=19, doc="repr(C, align(8)): one HLC timestamp, 24 bytes.")
+], size=24, align=8, chapter=19, seed=RINGKERNEL,
+   doc="repr(C, align(8)): one HLC timestamp, 24 bytes.")
 
 HLC_STATE = struct("HlcState", [
     Member("physical", u64, doc="microseconds"),
     Member("logical", u64, doc="logical counter"),
-], size=16, align=16, alignas=16, chapter=19,
+], size=16, align=16, alignas=16, chapter=19, seed=RINGKERNEL,
     doc="repr(C, align(16)): the GPU control block's HLC state, without node_id.")
 
 

@@ -275,9 +275,17 @@ declare(
         endpoints=Json("[endpoint]", js.array(js.obj({
             "kernel": js.STRING, "tenant": js.uint(64), "registered": js.BOOLEAN,
             "open": js.BOOLEAN, "queue": js.array(_MESSAGE)}))),
-        audit=Json("[audit event]", js.array(js.obj())),
+        audit=Json("[audit event]", js.array(js.obj(
+            {"kind": js.STRING, "level": js.STRING, "source": js.STRING, "org_id": js.uint(64),
+             "engagement_id": js.uint(64)},
+            {"tenant": js.uint(64), "from_tenant": js.uint(64), "to_tenant": js.uint(64),
+             "source_kernel": js.STRING, "destination_kernel": js.STRING}))),
         receipts=Json("[message id]", js.array(js.uint(64))),
-        stats=Json("counters", js.obj()), config=Json("the broker's config", js.obj())),
+        stats=Json("counters", js.obj({k: js.uint(64) for k in (
+            "messages_delivered", "cross_tenant_rejections", "registered_endpoints",
+            "routes_configured", "tenant_count")})),
+        config=Json("the broker's config", js.obj({k: js.uint(64) for k in (
+            "max_pending", "delivery_timeout_ms", "max_hops")}))),
     spec=(kb.send, kb.deliver_in, kb.check_quota, kb.forward, kb.register), check=_check,
     domain=domain, edges=edges, errata=(kb.E19_20, kb.E19_21),
     invalid=(InvalidCase("an unknown step", lambda: st.just(_args([{"op": "broadcast"}]))),

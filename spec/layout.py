@@ -121,6 +121,8 @@ class Struct(CType):
     aliases: tuple[str, ...] = ()
     placed: tuple[Placed, ...] = field(default=(), repr=False)
     alignas: int = 1
+    seed: str = "crucible"
+    """The system that defines it: Crucible, or another seed's profile name."""
 
     @property
     def offsets(self) -> dict[str, int]:
@@ -203,14 +205,14 @@ def place(members: tuple[Member, ...] | list[Member], base: Struct | None = None
 
 def struct(name: str, members: list[Member], *, size: int, align: int, chapter: int,
            doc: str, base: Struct | None = None, alignas: int = 1,
-           aliases: tuple[str, ...] = ()) -> Struct:
+           aliases: tuple[str, ...] = (), seed: str = "crucible") -> Struct:
     """Declare a struct; its size and alignment are asserted like a C++ static_assert."""
     laid = place(members, base, alignas)
     if (laid.size, laid.align) != (size, align):
         raise AssertionError(f"{name}: computed sizeof {laid.size} alignof {laid.align}, "
                              f"declared {size}/{align}")
     declared = Struct(name, laid.size, laid.align, tuple(members), base, chapter, doc, aliases,
-                      laid.placed, alignas)
+                      laid.placed, alignas, seed)
     REGISTRY.add_layout(declared)
     return declared
 

@@ -196,7 +196,10 @@ erratum(
     detail="The sender's slot is atomicAdd(head, 1) & mask; tail is never read (the route "
            "carries target_tail 'for checking full' and nothing uses it), so a third message "
            "into a 2-slot inbox lands on the first while it is unread. The spec claims only "
-           "while head - tail < capacity; a bounded wait or QueueFull follows.",
+           "while head - tail < capacity; a bounded wait or QueueFull follows. "
+           "k2k_delivery.tla's Send checks the queue length, which the GPU code lacks, so its "
+           "NoMessageLoss says nothing about the code: chapter 19's model of it, with this "
+           "send, loses a message after three sends.",
 )
 erratum(
     E4_103, "The GPU K2K receiver takes a slot below head before its writer finished",

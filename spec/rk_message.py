@@ -30,6 +30,9 @@ from .layout import Member, array, pad, ptr, struct, u8, u32, u64
 from .registry import InvalidCase, declare
 from .schema import BITS32, BYTES, HASH64, U8, U32, U64, Array, Field, record
 
+RINGKERNEL = SEEDS["ringkernel"]
+"""The seed whose structs these are."""
+
 E4_100 = "E4.100"
 E4_101 = "E4.101"
 MAGIC = 0x52494E474B45524E
@@ -53,7 +56,7 @@ CONTROL_BLOCK = struct("ControlBlock", [
            "16 in RingKernel, at 80, a multiple of 16"),
     Member("last_error", u32), Member("error_count", u32),
     Member("_reserved", pad(24)),
-], size=128, align=128, alignas=128, chapter=4,
+], size=128, align=128, alignas=128, chapter=4, seed=RINGKERNEL,
     doc="RingKernel's kernel control block in GPU memory (128 bytes, one 128-byte line).")
 
 MESSAGE_HEADER = struct("MessageHeader", [
@@ -66,14 +69,14 @@ MESSAGE_HEADER = struct("MessageHeader", [
     Member("timestamp", HLC), Member("deadline", HLC, doc="all zero: no deadline"),
     Member("_reserved3a", pad(32)), Member("_reserved3b", pad(32)),
     Member("_reserved3c", pad(32)), Member("_reserved3d", pad(8)),
-], size=256, align=64, alignas=64, chapter=4,
+], size=256, align=64, alignas=64, chapter=4, seed=RINGKERNEL,
     doc="RingKernel's message envelope header: 232 bytes of members, padded to 256.")
 
 K2K_INBOX_HEADER = struct("K2KInboxHeader", [
     Member("head", u64, doc="senders' claim counter"), Member("tail", u64),
     Member("capacity", u32), Member("mask", u32), Member("msg_size", u32),
     Member("_padding", u32),
-], size=64, align=64, alignas=64, chapter=4,
+], size=64, align=64, alignas=64, chapter=4, seed=RINGKERNEL,
     doc="The header at the start of a GPU K2K inbox; slots of msg_size bytes follow it.")
 
 K2K_ROUTE_ENTRY = struct("K2KRouteEntry", [
@@ -81,7 +84,8 @@ K2K_ROUTE_ENTRY = struct("K2KRouteEntry", [
     Member("target_head", ptr), Member("target_tail", ptr),
     Member("capacity", u32), Member("mask", u32), Member("msg_size", u32),
     Member("_padding", u32),
-], size=48, align=8, chapter=4, doc="One route of a kernel's K2K routing table.")
+], size=48, align=8, chapter=4, seed=RINGKERNEL,
+   doc="One route of a kernel's K2K routing table.")
 
 HEADER_SIZE = MESSAGE_HEADER.size
 

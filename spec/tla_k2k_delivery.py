@@ -10,8 +10,9 @@ GPU really has (a ring of QUEUE_CAP slots with free-running head and tail counte
    message is delivered twice (the deliveries are counted, so a repeat shows);
    head - tail <= QUEUE_CAP; delivered ones were accepted; dropped ones were not.
 
-Bounds: the .cfg's (2 actors, MAX_MSGS 4, QUEUE_CAP 2). E19.61: the GPU inbox has no full
-check, so the sender overwrites the oldest unread message.
+Bounds: the .cfg's (2 actors, MAX_MSGS 4, QUEUE_CAP 2). Under E4.102 (the GPU inbox has no
+full check) the sender overwrites the oldest unread message and NoMessageLoss breaks after three
+sends.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from typing import NamedTuple
 
 from .errata import NO_ERRATA, SEEDS, erratum
 from .machine import Machine
+from .rk_k2k_inbox import E4_102
 
 ACTORS = 2
 MAX_MSGS = 4
@@ -47,24 +49,8 @@ class K2kModel(NamedTuple):
     next_msg: int
 
 
-NO_FULL_CHECK = "E19.61"
-
-erratum(
-    NO_FULL_CHECK, "The GPU K2K inbox has no full check: a send overwrites an unread message; "
-                   "k2k_delivery.tla models a bounded FIFO that drops instead",
-    seed=SEEDS["ringkernel"],
-    location="crates/ringkernel-cuda/src/k2k_gpu.rs and ringkernel-cuda-codegen ring_kernel.rs "
-             "(k2k send: atomicAdd on head, no comparison with tail); "
-             "docs/verification/k2k_delivery.tla Send",
-    ops=(),
-    witness={"machine": "tla_k2k_delivery.k2k_machine", "invariant": "NoMessageLoss"},
-    flag="model",
-    detail="The device send claims slot = atomicAdd(head, 1) and writes slot & mask whatever "
-           "the tail. With capacity 2, three sends from a1 to a2 before a2 reads put message 3 "
-           "over message 1, which was accepted and is now neither queued nor delivered. "
-           "k2k_delivery.tla's Send checks Len(queue) < QueueCap, which the GPU code lacks, so "
-           "its NoMessageLoss and QueueBoundOK say nothing about the code.",
-)
+NO_FULL_CHECK = E4_102
+"""The GPU inbox's send without a full check."""
 
 
 erratum(

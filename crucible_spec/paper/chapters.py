@@ -39,9 +39,9 @@ CHAPTERS: tuple[Chapter, ...] = (
         "registry", "errata")),
     Chapter(2, "Types", ("types",)),
     Chapter(3, "Arena", ("arena",)),
-    Chapter(4, "SPSC ring and MetaLog", ("trace_ring", "meta_log", "ring_protocol", "spsc_ops"), (
-        Pending("RingKernel's SPSC message queue and its GPU-side layouts",
-                "other-seeds.md §3.3"),)),
+    Chapter(4, "SPSC ring and MetaLog", (
+        "trace_ring", "meta_log", "ring_protocol", "spsc_ops", "rk_queue", "rk_message",
+        "rk_k2k_inbox")),
     Chapter(5, "TensorMeta and slots", ("tensor_meta", "tensor_slot")),
     Chapter(6, "Trace graph", (
         "trace_entry", "trace_graph", "background_thread", "build_trace", "trace_build_ops",
