@@ -346,6 +346,54 @@ def fuzz_cdag(rng: np.random.Generator) -> Iterator[list[Finding]]:
         yield [finding("cdag", k, d, data, f"{made} (profile {profile})") for k, d in problems]
 
 
+# --- checkpoint -----------------------------------------------------------------------------
+
+CHECKPOINT_PROFILES = ("crucible", "ringkernel@1.1.0")
+
+
+@cache
+def checkpoint_bases() -> tuple[Base, ...]:
+    """The files of checkpoint.encode's hand-picked cases, with their header words and the
+    metadata length."""
+    from .spec.registry import REGISTRY
+
+    encode = Implementation("reference").call
+    words = ((8, 4, "version"), (12, 4, "header_size"), (16, 8, "total_size"),
+             (24, 4, "chunk_count"), (28, 4, "compression"), (64, 4, "metadata length"))
+    return tuple(Base(f"checkpoint.encode edge {i}", bytes.fromhex(
+        encode("checkpoint.encode", args)["hex"].removeprefix("0x")), words)
+        for i, args in enumerate(REGISTRY.ops["checkpoint.encode"].edges()))
+
+
+def check_checkpoint(data: bytes, profile: str) -> list[tuple[str, str]]:
+    """A crash, or (the spec's profile) a refusal that names no offset, or an accepted file
+    that does not re-encode to its own bytes."""
+    errata = profile_errata(profile)
+    paths = both_impls("checkpoint.decode", {"hex": data.hex()}, errata)
+    problems = compare("checkpoint.decode", paths)
+    got = paths["reference"]
+    if problems or errata:
+        return problems
+    if got.kind == "reject" and not got.value[1].startswith("offset "):
+        return [("unnamed", f"checkpoint.decode refuses without an offset: {got.value[1]}")]
+    if got.kind == "ok":
+        args = {k: got.value[k] for k in ("header", "metadata", "chunks")}
+        again = outcome(partial(Implementation("reference").call, "checkpoint.encode", args))
+        if again.kind != "ok" or again.value["hex"].removeprefix("0x") != data.hex():
+            return [("round trip", f"checkpoint.encode of the decoded file {_said(again)} "
+                                   "other bytes")]
+    return []
+
+
+def fuzz_checkpoint(rng: np.random.Generator) -> Iterator[list[Finding]]:
+    bases = checkpoint_bases()
+    while True:
+        data, made = mutate(bases[int(rng.integers(len(bases)))], rng)
+        profile = CHECKPOINT_PROFILES[int(rng.integers(2))]
+        yield [finding("checkpoint", kind, detail, data, f"{made} (profile {profile})")
+               for kind, detail in check_checkpoint(data, profile)]
+
+
 # --- wire -----------------------------------------------------------------------------------
 
 
@@ -429,7 +477,8 @@ def fuzz_wire(rng: np.random.Generator, ops: tuple[str, ...] | None = None
 
 
 READERS: dict[str, Callable[[np.random.Generator], Iterator[list[Finding]]]] = {
-    "crtrace": fuzz_crtrace, "cdag": fuzz_cdag, "wire": fuzz_wire}
+    "crtrace": fuzz_crtrace, "cdag": fuzz_cdag, "checkpoint": fuzz_checkpoint,
+    "wire": fuzz_wire}
 
 
 def run_reader(name: str, seconds: float, seed: int,

@@ -148,7 +148,8 @@ def test_mutations_are_the_same_for_a_seed():
     assert inputs(3) == inputs(3) != inputs(4)
 
 
-@pytest.mark.parametrize("reader,count", [("crtrace", 120), ("cdag", 1500)])
+@pytest.mark.parametrize("reader,count", [("crtrace", 120), ("cdag", 1500),
+                                          ("checkpoint", 5000)])
 @pytest.mark.slow
 def test_a_bounded_fuzz_run_finds_nothing(reader, count):
     run = run_reader(reader, seconds=600, seed=7, max_inputs=count)
@@ -161,6 +162,25 @@ def test_mutated_requests_of_every_op_get_no_internal_answer():
     rng = np.random.default_rng(7)
     found = [f for batch in itertools.islice(fuzz_wire(rng), 1500) for f in batch]
     assert found == []
+
+
+def test_the_checkpoint_check_catches_a_file_that_does_not_round_trip(monkeypatch):
+    """A decoder that forgets the flags word accepts a file the encoder would write otherwise:
+    the check reports it; the spec's decoder passes the same file."""
+    from crucible_spec.fuzz import check_checkpoint, checkpoint_bases
+    from crucible_spec.spec import checkpoint_ops as checkpoint
+
+    data = checkpoint_bases()[1].data
+    assert check_checkpoint(data, "crucible") == []
+    flagged = data[:36] + b"\x07" + data[37:]
+    assert check_checkpoint(flagged, "crucible") == []
+    real = checkpoint.decode
+
+    def lax(data: bytes, errata=frozenset()):
+        return real(data[:36] + b"\x02" + data[37:], errata)
+
+    monkeypatch.setattr(checkpoint, "decode", lax)
+    assert [k for k, _ in check_checkpoint(flagged, "crucible")] == ["round trip"]
 
 
 def test_the_fuzz_command_reports_and_rejects_unknown_readers(tmp_path, capsys):
