@@ -16,6 +16,8 @@ SEEDS = {
     "pyc": "pyc@fdf1563",
     "ringkernel": "ringkernel@1.1.0",
     "vyre": "vyre@0.6.3",
+    "vyre 0.6.5": "vyre@0.6.5",
+    "symplex": "symplex@1.0.0",
 }
 
 FLAGS = {
@@ -36,16 +38,20 @@ NO_ERRATA: frozenset[str] = frozenset()
 
 
 def erratum(id: str, title: str, *, seed: str, location: str, ops: tuple[str, ...],
-            witness: dict, flag: str, detail: str, also: tuple[dict, ...] = ()) -> Erratum:
+            witness: dict, flag: str, detail: str, also: tuple[dict, ...] = (),
+            also_seeds: tuple[str, ...] = ()) -> Erratum:
     """Declare an erratum next to the spec text it amends; `also` holds witnesses
-    ({op, args, spec, seed}) for the other ops it reaches."""
+    ({op, args, spec, seed}) for the other ops it reaches, `also_seeds` the later versions of
+    the seed (profile names) that still have it."""
     if flag not in FLAGS:
         raise ValueError(f"{id}: unknown flag {flag!r}")
     if any(set(w) != {"op", "args", "spec", "seed"} for w in also):
         raise ValueError(f"{id}: each further witness is {{op, args, spec, seed}}")
     if flag == "model" and set(witness) != {"machine", "invariant"}:
         raise ValueError(f"{id}: a model witness is {{machine, invariant}}")
-    e = Erratum(id, title, seed, location, ops, witness, flag, detail, also)
+    if not set(also_seeds) <= set(SEEDS.values()):
+        raise ValueError(f"{id}: unknown seed profiles in {also_seeds}")
+    e = Erratum(id, title, seed, location, ops, witness, flag, detail, also, also_seeds)
     REGISTRY.add_erratum(e)
     return e
 
@@ -63,7 +69,8 @@ def profiles() -> dict[str, frozenset[str]]:
     once its chapters hold an erratum (an empty seed profile would reproduce nothing)."""
     out = {DEFAULT_PROFILE: NO_ERRATA}
     for seed in SEEDS.values():
-        errata = frozenset(e.id for e in REGISTRY.errata.values() if e.seed == seed)
+        errata = frozenset(e.id for e in REGISTRY.errata.values()
+                           if seed in (e.seed, *e.also_seeds))
         if errata:
             out[seed] = errata
     return out

@@ -122,6 +122,8 @@ class Erratum:
     detail: str
     also: tuple[dict, ...] = ()
     """Witnesses for the other ops the erratum reaches, each {op, args, spec, seed}."""
+    also_seeds: tuple[str, ...] = ()
+    """Later versions of the seed that still have it: their profiles turn it on too."""
 
 
 class Registry:

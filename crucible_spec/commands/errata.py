@@ -20,7 +20,8 @@ def run(args: argparse.Namespace) -> int:
     else:
         for e in items:
             print(f"{e.id}  [{e.flag}] {e.title}")
-            print(f"    seed: {e.seed} at {e.location}")
+            later = f" (still in {', '.join(e.also_seeds)})" if e.also_seeds else ""
+            print(f"    seed: {e.seed} at {e.location}{later}")
             print(f"    ops: {', '.join(e.ops) or '-'}")
             print(f"    witness: {json.dumps(e.witness, sort_keys=True)}  ({checks[e.id]})")
             print(f"    {e.detail}\n")

@@ -57,7 +57,9 @@ def _erratum(e: Erratum, here: str) -> str:
     if e.also:
         parts += ["Witnesses for the other ops it reaches:",
                   code("\n".join(as_json(w) for w in e.also), "json")]
-    parts.append(f"The profile `{e.seed}` turns it on; the default profile states the intended "
+    profiles = " and ".join(f"`{p}`" for p in (e.seed, *e.also_seeds))
+    parts.append(f"The profile{'s' if e.also_seeds else ''} {profiles} turn"
+                 f"{'' if e.also_seeds else 's'} it on; the default profile states the intended "
                  "behaviour.")
     return "\n\n".join(parts)
 
