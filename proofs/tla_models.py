@@ -143,7 +143,7 @@ def multi_gpu(machine):
     ),
 )
 def tenant_isolation(machine):
-    return [machine(NO_ERRATA)]
+    return [machine()]
 
 
 @model_obligation(

@@ -17,7 +17,6 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import NamedTuple
 
-from .errata import NO_ERRATA
 from .machine import Machine
 
 TENANTS = 2
@@ -69,8 +68,8 @@ def isolated(s: TenantModel) -> bool:
                for f, t, _ in s.delivered)
 
 
-def tenant_machine(errata: frozenset[str] = NO_ERRATA) -> Machine:
-    """tenant_isolation.tla at 2 tenants, 3 kernels and MAX_MSGS 3 (no erratum changes it)."""
+def tenant_machine() -> Machine:
+    """tenant_isolation.tla at 2 tenants, 3 kernels and MAX_MSGS 3."""
     init = TenantModel((UNREGISTERED,) * KERNELS, (frozenset(),) * KERNELS, frozenset(),
                        frozenset(), 1)
     return Machine(
