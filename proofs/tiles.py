@@ -62,8 +62,8 @@ def _queries(search) -> list[Query]:
 
 STEP_OFF = Mutant.edit("alignment off", "tn steps by 16, skipping odd multiples of 8",
                        candidates, "range(ln, hn + 1, t.mma[1])", "range(ln, hn + 1, 16)")
-BOUND_OFF = Mutant.edit("problem not rounded up", "the extent bound is the problem itself",
-                        tile_bounds, "ceil_div(e, s) * s", "max(e // s * s, s)")
+HALF_SRAM = Mutant.edit("half the shared memory", "candidates must fit half an SM's shared "
+                        "memory", candidates, "<= t.sram_per_sm]", "<= t.sram_per_sm // 2]")
 FLOORED_GRID = Mutant.edit("floored grid", "the grid drops the partial tile", grid,
                            "ceil_div(p.m, tile[0])", "max(p.m // tile[0], 1)")
 FIRST_NOT_BEST = Mutant.edit("worst tile", "the search keeps the largest time",
@@ -78,7 +78,7 @@ FIRST_NOT_BEST = Mutant.edit("worst tile", "the search keeps the largest time",
     "optimum.",
     covers=("symplex.tile_search",),
     subject=tile_search,
-    mutants=(STEP_OFF, BOUND_OFF, FLOORED_GRID, FIRST_NOT_BEST),
+    mutants=(STEP_OFF, HALF_SRAM, FLOORED_GRID, FIRST_NOT_BEST),
 )
 def search_is_optimal(search):
     return _queries(search)
