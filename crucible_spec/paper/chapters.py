@@ -62,10 +62,9 @@ CHAPTERS: tuple[Chapter, ...] = (
                 "attention) and their accumulation orders", "crucible-facts-ir.md §14"),
         Pending("vyre's 16.16 fixed-point tensor-train contraction step `tt_contract_step`",
                 "other-seeds.md §4.2"))),
-    Chapter(13, "Cost model", (), (
+    Chapter(13, "Cost model", ("hardware_target", "tile_search", "tile_ops"), (
         Pending("SympleX's cost-guided extraction (pattern confidence times speedup, the ILP)",
                 "other-seeds.md §2.3"),
-        Pending("SympleX's hardware targets and three-phase search", "other-seeds.md §2.5-2.6"),
         Pending("PyC's kernel scores as a cost model", "other-seeds.md §1.5"))),
     Chapter(14, "Graph IR and symbolic algebra", (
         "expr", "symbol_table", "graph", "pyc_ir", "pyc_fingerprint", "pyc_cache",
