@@ -8,6 +8,9 @@ from __future__ import annotations
 import itertools
 
 from ..spec.dependence import (
+    READ,
+    WRITE,
+    Access,
     Affine,
     Nest,
     PairSolver,
@@ -20,7 +23,7 @@ from ..spec.dependence import (
     runs_before,
 )
 from ..spec.dependence_ops import dep_edges, legal_args, legal_edges, nest_from_wire, small_nests
-from ..spec.registry import Mutant
+from ..spec.registry import REGISTRY, Mutant
 from ..spec.symplex_banerjee import (
     banerjee_rules_out,
     box,
@@ -60,7 +63,7 @@ def dependent_pairs(nest: Nest):
     points = iterations(nest)
     for s, a in enumerate(nest.accesses):
         for t, b in enumerate(nest.accesses):
-            if dependence_kind(a, b) is None:
+            if _kind(a, b) is None:
                 continue
             for x, y in itertools.product(points, repeat=2):
                 ex, ey = dict(zip(names, x, strict=True)), dict(zip(names, y, strict=True))
@@ -69,8 +72,18 @@ def dependent_pairs(nest: Nest):
 
 
 def _before(nest: Nest, s: int, t: int, x: tuple, y: tuple) -> bool:
-    """Access s at x runs before access t at y."""
-    return x < y or (x == y and runs_before(nest.accesses[s], nest.accesses[t]))
+    """Access s at x runs before access t at y: an earlier iteration, or in one iteration an
+    earlier statement, or in one statement the read before the write."""
+    a, b = nest.accesses[s], nest.accesses[t]
+    return x < y or (x == y and (a.stmt < b.stmt or
+                                 (a.stmt == b.stmt and a.kind == READ and b.kind == WRITE)))
+
+
+def _kind(a: Access, b: Access) -> str | None:
+    """flow, anti or output; None for two reads or two arrays."""
+    if a.array != b.array or a.kind == b.kind == READ:
+        return None
+    return {(WRITE, READ): "flow", (READ, WRITE): "anti"}.get((a.kind, b.kind), "output")
 
 
 def _sign(d: int) -> str:
@@ -84,7 +97,7 @@ def brute_dependences(nest: Nest) -> dict:
         a, b = nest.accesses[s], nest.accesses[t]
         if _before(nest, s, t, x, y):
             dist = tuple(q - p for p, q in zip(x, y, strict=True))
-            key = (s, t, dependence_kind(a, b), tuple(_sign(d) for d in dist))
+            key = (s, t, _kind(a, b), tuple(_sign(d) for d in dist))
             out.setdefault(key, set()).add(dist)
     return out
 
@@ -134,6 +147,11 @@ def _conservative(args: dict) -> None:
         assert not symplex_independent(nest, a, b, d.direction), d
 
 
+def _decoded(op: str, edges) -> list[dict]:
+    """The op's hand-picked wire args as its records decode them (kinds as ordinals)."""
+    return [REGISTRY.ops[op].args.decode(args, "args") for args in edges()]
+
+
 BOUND_OFF_BY_ONE = Mutant.edit("exclusive upper bound", "hi is taken as exclusive",
                                iteration_space, "x <= term(lp.hi, env)", "x < term(lp.hi, env)")
 
@@ -156,13 +174,15 @@ BOUND_OFF_BY_ONE = Mutant.edit("exclusive upper bound", "hi is taken as exclusiv
         Mutant.edit("write before reads", "a statement's write runs before its reads",
                     runs_before, "(a.stmt, a.kind) < (b.stmt, b.kind)",
                     "(a.stmt, -a.kind) < (b.stmt, -b.kind)"),
+        Mutant.edit("output read as anti", "two writes are labelled an anti dependence",
+                    dependence_kind, "KINDS[1] if a.kind == READ", "KINDS[1] if a.kind == WRITE"),
         Mutant.edit("any distance is constant", "one pair's distance is reported as constant",
                     PairSolver.distance,
                     "out.append(d if r == z3.unsat else None)", "out.append(d)"),
     ),
 )
 def analysis_is_exact(_subject):
-    return [Property("the edges", _exact, cases=dep_edges),
+    return [Property("the edges", _exact, cases=lambda: _decoded("dep.analyze", dep_edges)),
             Property("generated small nests", _exact, strategy=small_nests, examples=DRAWS)]
 
 
@@ -187,7 +207,7 @@ def analysis_is_exact(_subject):
     ),
 )
 def legality_is_order(_subject):
-    return [Property("the edges", _legal, cases=legal_edges),
+    return [Property("the edges", _legal, cases=lambda: _decoded("dep.legal", legal_edges)),
             Property("generated nests and transforms", _legal, strategy=legal_args,
                      examples=DRAWS)]
 

@@ -130,7 +130,7 @@ def affine_from_wire(value, path: str, allowed: tuple[str, ...]) -> Affine:
 
 
 def nest_from_wire(loops: list[dict], accesses: list[dict]) -> Nest:
-    """Decode and check a nest: 1-8 loops with distinct names, bounds over outer loops only,
+    """Check a decoded nest (kinds as ordinals): 1-8 loops with distinct names, bounds over outer loops only,
     subscripts over the loops, one subscript count per array; `invalid_input` names the field."""
     if not 1 <= len(loops) <= MAX_DEPTH:
         raise InvalidInput(f"args.loops: a nest has 1 to {MAX_DEPTH} loops, not {len(loops)}")

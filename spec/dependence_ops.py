@@ -17,6 +17,8 @@ from .dependence import (
     MAX_ACCESSES,
     MAX_COEFF,
     MAX_DEPTH,
+    READ,
+    WRITE,
     Analysis,
     Dependence,
     Legality,
@@ -141,7 +143,9 @@ def dep_edges() -> list[dict]:
                                         acc("B", "read", [aff(j=1)])]},
             {"loops": [loop("i", 0, 9, 3)], "accesses": [acc("C", "write", [aff(i=1)]),
                                                         acc("C", "read", [aff(-2, i=1)])]},
-            {"loops": [loop("i", 0, 3)], "accesses": FUSE_BAD}]
+            {"loops": [loop("i", 0, 3)], "accesses": FUSE_BAD},
+            {"loops": [loop("i", 0, 3)], "accesses": [acc("A", "write", [aff(i=1)]),
+                                                     acc("A", "read", [aff(i=1)])]}]
 
 
 def legal_edges() -> list[dict]:
@@ -156,7 +160,7 @@ def legal_edges() -> list[dict]:
 @st.composite
 def small_nests(draw, max_depth: int = 3, hi: int = 4) -> dict:
     """Nests of 1-3 loops with small bounds (some triangular, some stepped) and 1-4 accesses
-    to one- or two-dimensional arrays with coefficients in -2..2."""
+    to one- or two-dimensional arrays with coefficients in -2..2 (decoded: kinds as ordinals)."""
     names = ["i", "j", "k"][:draw(st.integers(1, max_depth))]
     loops = []
     for n, v in enumerate(names):
@@ -171,8 +175,8 @@ def small_nests(draw, max_depth: int = 3, hi: int = 4) -> dict:
                 for _ in range(dims)]
 
     arrays = {"A": draw(st.integers(1, 2)), "B": 1}
-    accs = [acc(a, draw(st.sampled_from(["read", "write"])), index(arrays[a]),
-                draw(st.integers(0, 1)))
+    accs = [{"array": a, "kind": draw(st.sampled_from([READ, WRITE])), "index": index(arrays[a]),
+             "stmt": draw(st.integers(0, 1))}
             for a in draw(st.lists(st.sampled_from(["A", "A", "B"]), min_size=1, max_size=4))]
     return {"loops": loops, "accesses": accs}
 

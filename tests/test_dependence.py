@@ -44,6 +44,12 @@ IJ = [loop("i", 1, 4), loop("j", 1, 4)]
 INTERCHANGE = {"interchange": ["i", "j"]}
 
 
+def _nest(loops: list, accesses: list):
+    """The decoded nest (kinds as ordinals) of wire loops and accesses."""
+    return nest_from_wire(loops, [{**a, "kind": ("read", "write").index(a["kind"])}
+                                  for a in accesses])
+
+
 def _deps(loops: list, accesses: list) -> list[tuple]:
     out = _ask("dep.analyze", {"loops": loops, "accesses": accesses})["result"]
     assert out["outcome"] == "exact" and out["undecided"] == []
@@ -123,7 +129,7 @@ def test_fusion_ignores_pairs_inside_one_nest():
 
 
 def test_an_exhausted_z3_budget_answers_unknown_not_a_guess():
-    nest = nest_from_wire(IJ, [w("A", e(i=1), e(j=1)), r("A", e(-1, i=1), e(1, j=1))])
+    nest = _nest(IJ, [w("A", e(i=1), e(j=1)), r("A", e(-1, i=1), e(1, j=1))])
     out = analyze(nest, rlimit=1)
     assert out.outcome == "unknown" and (0, 1) in out.undecided
 
@@ -168,10 +174,11 @@ def test_bad_transforms_are_refused_naming_the_field(transform, field):
 
 
 def _random_nest(rng: random.Random) -> tuple[list, list]:
+    """Decoded args (kind 0 read, 1 write) of a random small nest."""
     names = ["i", "j", "k"][:rng.randint(1, 3)]
     loops = [loop(v, rng.choice([0, 1, e(rng.randint(-1, 1), **{names[n - 1]: 1}) if n else 0]),
                   rng.randint(0, 4), rng.choice([1, 1, 2])) for n, v in enumerate(names)]
-    accs = [{"array": "A", "kind": rng.choice(["read", "write"]), "stmt": rng.randint(0, 1),
+    accs = [{"array": "A", "kind": rng.choice([0, 1]), "stmt": rng.randint(0, 1),
              "index": [e(rng.randint(-3, 3), **{v: rng.randint(-2, 2) for v in names})]}
             for _ in range(rng.randint(2, 3))]
     return loops, accs
@@ -200,5 +207,5 @@ def test_search_finds_no_pair_symplex_calls_independent_where_z3_finds_a_depende
     ({"i": 1}, ({"i": 1}, 9), "*", True),   # Banerjee: i' = i - 9 outside 0..3
 ])
 def test_symplex_test_on_hand_worked_pairs(write, read, dirs, independent):
-    nest = nest_from_wire([loop("i", 0, 3)], [w("A", e(**write)), r("A", e(read[1], **read[0]))])
+    nest = _nest([loop("i", 0, 3)], [w("A", e(**write)), r("A", e(read[1], **read[0]))])
     assert symplex_independent(nest, *nest.accesses, tuple(dirs)) is independent
