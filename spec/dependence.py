@@ -18,8 +18,9 @@ or write, and one affine subscript per dimension.
    the statement order of step 1.
 4. Per vector, a distance component is constant when z3 finds no second pair with another
    value of y_k - x_k; else it is null.
-5. Every z3 query runs within DEP_RLIMIT resource units; an "unknown" makes the outcome
-   "unknown" and names the undecided pair of accesses: nothing is guessed.
+5. Every z3 query runs within DEP_RLIMIT resource units, and one op call asks at most
+   DEP_QUERIES queries; an "unknown", or a query past that budget, makes the outcome "unknown"
+   and names the undecided pair of accesses: nothing is guessed.
 6. Interchanging loops u and v (the same iteration set, run in the permuted order) is legal iff
    no dependence's permuted direction vector is lexicographically negative (its first non-'='
    component '>'): an all-'=' vector stays as it is.
@@ -45,6 +46,8 @@ MAX_COEFF = 2**31
 """The largest magnitude of a coefficient, a constant or a step."""
 DEP_RLIMIT = 2_000_000
 """z3 resource units per query: a deterministic budget, as the obligations use."""
+DEP_QUERIES = 10_000
+"""z3 queries per op call: a deep nest can have thousands of direction vectors per pair."""
 DIRS = ("<", "=", ">")
 KINDS = ("flow", "anti", "output")
 READ, WRITE = 0, 1
@@ -130,8 +133,9 @@ def affine_from_wire(value, path: str, allowed: tuple[str, ...]) -> Affine:
 
 
 def nest_from_wire(loops: list[dict], accesses: list[dict]) -> Nest:
-    """Check a decoded nest (kinds as ordinals): 1-8 loops with distinct names, bounds over outer loops only,
-    subscripts over the loops, one subscript count per array; `invalid_input` names the field."""
+    """Check a decoded nest (kinds as ordinals): 1-8 loops with distinct names, bounds over
+    outer loops only, subscripts over the loops, one subscript count per array;
+    `invalid_input` names the field."""
     if not 1 <= len(loops) <= MAX_DEPTH:
         raise InvalidInput(f"args.loops: a nest has 1 to {MAX_DEPTH} loops, not {len(loops)}")
     if len(accesses) > MAX_ACCESSES:
@@ -204,7 +208,8 @@ def direction_constraint(d: str, x, y):
 class PairSolver:
     """z3 state for one ordered pair of accesses: source at x, sink at y."""
 
-    def __init__(self, nest: Nest, a: Access, b: Access, rlimit: int):
+    def __init__(self, nest: Nest, a: Access, b: Access, rlimit: int, budget: list[int]):
+        self.budget = budget
         ctx = z3.Context()
         self.xs = {lp.var: z3.Int(f"x_{lp.var}", ctx) for lp in nest.loops}
         self.ys = {lp.var: z3.Int(f"y_{lp.var}", ctx) for lp in nest.loops}
@@ -216,6 +221,11 @@ class PairSolver:
                          for i, j in zip(a.index, b.index, strict=True)])
 
     def check(self, extra: list) -> z3.CheckSatResult:
+        """One query, or unknown once the op call's budget of queries is spent."""
+        self.model = None
+        if self.budget[0] <= 0:
+            return z3.unknown
+        self.budget[0] -= 1
         self.solver.push()
         self.solver.add(extra)
         r = self.solver.check()
@@ -232,7 +242,10 @@ class PairSolver:
         if self.check(self.prefix(direction)) != z3.sat:
             return None
         model, out = self.model, []
-        for v in self.vars:
+        for v, sign in zip(self.vars, direction, strict=True):
+            if sign == "=":
+                out.append(0)
+                continue
             gap = self.ys[v] - self.xs[v]
             d = model.eval(gap, model_completion=True).as_long()
             r = self.check([*self.prefix(direction), gap != d])
@@ -261,14 +274,14 @@ def directions(pair: PairSolver, depth: int, wanted, complete) -> tuple[list, bo
     return sorted(found, key=lambda p: [DIRS.index(d) for d in p]), decided
 
 
-def pair_dependences(nest: Nest, s: int, t: int, wanted, complete, rlimit: int
-                     ) -> tuple[list[Dependence], bool]:
+def pair_dependences(nest: Nest, s: int, t: int, wanted, complete, rlimit: int,
+                     budget: list[int]) -> tuple[list[Dependence], bool]:
     """The dependences s -> t whose vectors pass `wanted`/`complete`, and whether decided."""
     a, b = nest.accesses[s], nest.accesses[t]
     kind = dependence_kind(a, b)
     if kind is None:
         return [], True
-    pair = PairSolver(nest, a, b, rlimit)
+    pair = PairSolver(nest, a, b, rlimit, budget)
     vectors, decided = directions(pair, len(nest.loops), wanted, complete)
     out = []
     for v in vectors:
@@ -280,14 +293,14 @@ def pair_dependences(nest: Nest, s: int, t: int, wanted, complete, rlimit: int
     return out, decided
 
 
-def analyze(nest: Nest, rlimit: int = DEP_RLIMIT) -> Analysis:
+def analyze(nest: Nest, rlimit: int = DEP_RLIMIT, queries: int = DEP_QUERIES) -> Analysis:
     """Steps 1-5: every dependence of the nest with its direction vector and distance."""
-    deps, undecided = [], []
+    deps, undecided, budget = [], [], [queries]
     for s, a in enumerate(nest.accesses):
         for t, b in enumerate(nest.accesses):
             found, decided = pair_dependences(
                 nest, s, t, lambda p: lex_sign(p) != ">",
-                lambda p, a=a, b=b: lex_sign(p) == "<" or runs_before(a, b), rlimit)
+                lambda p, a=a, b=b: lex_sign(p) == "<" or runs_before(a, b), rlimit, budget)
             deps += found
             if not decided:
                 undecided.append((s, t))
@@ -299,29 +312,31 @@ def permuted(direction: tuple[str, ...], order: tuple[int, ...]) -> tuple[str, .
     return tuple(direction[k] for k in order)
 
 
-def interchange_legal(nest: Nest, u: str, v: str, rlimit: int = DEP_RLIMIT) -> Legality:
+def interchange_legal(nest: Nest, u: str, v: str, rlimit: int = DEP_RLIMIT,
+                      queries: int = DEP_QUERIES) -> Legality:
     """Step 6: illegal iff a dependence's permuted vector is lexicographically negative."""
     names = [lp.var for lp in nest.loops]
     i, j = names.index(u), names.index(v)
     order = list(range(len(names)))
     order[i], order[j] = j, i
-    result = analyze(nest, rlimit)
+    result = analyze(nest, rlimit, queries)
     for dep in result.dependences:
         if lex_sign(permuted(dep.direction, tuple(order))) == ">":
             return Legality("illegal", dep)
     return Legality("unknown" if result.outcome == "unknown" else "legal")
 
 
-def fusion_legal(nest: Nest, split: int, rlimit: int = DEP_RLIMIT) -> Legality:
+def fusion_legal(nest: Nest, split: int, rlimit: int = DEP_RLIMIT,
+                 queries: int = DEP_QUERIES) -> Legality:
     """Step 7: illegal iff a first-group access and a second-group one meet with the second's
     iteration lexicographically before the first's."""
-    undecided = False
+    undecided, budget = False, [queries]
     for s, a in enumerate(nest.accesses):
         for t, b in enumerate(nest.accesses):
             if not a.stmt < split <= b.stmt:
                 continue
             found, decided = pair_dependences(nest, s, t, lambda p: lex_sign(p) != "<",
-                                              lambda p: lex_sign(p) == ">", rlimit)
+                                              lambda p: lex_sign(p) == ">", rlimit, budget)
             if found:
                 return Legality("illegal", found[0])
             undecided |= not decided

@@ -134,6 +134,14 @@ def test_an_exhausted_z3_budget_answers_unknown_not_a_guess():
     assert out.outcome == "unknown" and (0, 1) in out.undecided
 
 
+def test_a_spent_query_budget_answers_unknown():
+    # a scalar written in a 4-deep nest: 40 lexicographically positive vectors, 50 queries
+    nest = _nest([loop(f"v{k}", 0, 2) for k in range(4)], [w("A", e())])
+    assert analyze(nest).outcome == "exact" and len(analyze(nest).dependences) == 40
+    out = analyze(nest, queries=50)
+    assert (out.outcome, out.undecided) == ("unknown", ((0, 0),))
+
+
 @pytest.mark.parametrize("args,field", [
     ({"loops": [loop(f"v{k}", 0, 1) for k in range(9)], "accesses": []}, "args.loops"),
     ({"loops": [loop("i", 0, 3)], "accesses": [r("A", e(i=2**31 + 1))]},
