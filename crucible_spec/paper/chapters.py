@@ -68,7 +68,8 @@ CHAPTERS: tuple[Chapter, ...] = (
         Pending("PyC's kernel scores as a cost model", "other-seeds.md §1.5"))),
     Chapter(14, "Graph IR and symbolic algebra", (
         "expr", "symbol_table", "graph", "pyc_ir", "pyc_fingerprint", "pyc_cache",
-        "pyc_compile_cache", "pyc_passes", "pyc_interp", "pyc_pass_ops", "pyc_guard"), (
+        "pyc_compile_cache", "pyc_passes", "pyc_interp", "pyc_pass_ops", "pyc_guard", "dependence",
+        "dependence_ops", "symplex_banerjee"), (
         Pending("ExprPool: interning, the structural hash and canonicalisation rules",
                 "crucible-facts-ir.md §5"),
         Pending("SymbolTable operations", "crucible-facts-ir.md §6"),
