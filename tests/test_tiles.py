@@ -126,7 +126,7 @@ def test_bad_input_names_the_field(bad, field):
 def test_numba_tile_cost_matches_the_reference(data):
     op = REGISTRY.ops["symplex.tile_cost"]
     drawn = data.draw(st.lists(op.domain(), min_size=1, max_size=8))
-    items = [decode_args(op, a) for a in drawn]
+    items = [decode_args(op, op.args.encode(a)) for a in drawn]
     want = [op.result.encode(run_reference(op, a)) for a in items]
     got = [op.result.encode(r) for r in Implementation("numba").run_batch(op, items)]
     assert got == want
