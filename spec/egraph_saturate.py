@@ -22,8 +22,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-
-import egglog.bindings as eb
+from typing import Any
 
 from .egraph_cost import node_cost
 from .egraph_patterns import Var, parse_pattern
@@ -76,16 +75,20 @@ def program(term: Term, rules: list[Rule]) -> str:
     return "\n".join([*lines, f"(let $root {_egg(term)})"])
 
 
-def _run(eg: eb.EGraph, text: str) -> list:
+def _run(eg: Any, text: str) -> list:
     return eg.run_program(*eg.parse_program(text))
 
 
-def _size(eg: eb.EGraph) -> int:
+def _size(eg: Any) -> int:
     return sum(n for _, n in _run(eg, "(print-size)")[0].sizes)
 
 
 def saturate_graph(term: Term, rules: list[Rule], limits: Limits) -> tuple[dict, int, str]:
-    """Step 3: the serialized e-graph, the iterations run and why it stopped."""
+    """Step 3: the serialized e-graph, the iterations run and why it stopped. egglog is
+    imported here, not at load: its import starts a thread, and a process forked after that
+    (the prover's workers) hangs in egglog."""
+    import egglog.bindings as eb
+
     eg = eb.EGraph()
     _run(eg, program(term, rules))
     iterations, reason = 0, "iteration_limit"
