@@ -192,6 +192,24 @@ def attention(n: int = 8, d: int = 16) -> dict:
     return _o("layernorm", _o("add", x, out), _s("g", d), _s("beta", d))
 
 
+def matmul_sum(nodes: int, rng=None) -> dict:
+    """A balanced sum of products A_j @ B_i, two per shared A_j, of about `nodes` tree nodes
+    (each product is 3, each add 1): every pair can be factored. `rng` is unused: the term is
+    fixed by its size."""
+    pairs = max(1, (nodes + 1) // 8)
+    leaves = [_o("matmul", _s(f"A{i // 2}", 8, 8), _s(f"B{i}", 8, 8)) for i in range(2 * pairs)]
+    while len(leaves) > 1:
+        leaves = [_o("add", *leaves[i:i + 2]) if i + 1 < len(leaves) else leaves[i]
+                  for i in range(0, len(leaves), 2)]
+    return leaves[0]
+
+
+def saturation_bench(n: int, rng) -> list[dict]:
+    """One term of about n nodes, saturated under 30 iterations and 10 n nodes."""
+    return [{"term": matmul_sum(n, rng), "rules": None,
+             "limits": {"iterations": SYMPLEX_ITERATIONS, "nodes": 10 * n}}]
+
+
 def saturate_edges() -> list[dict]:
     few = {"iterations": 4, "nodes": 2000}
     return [{"term": FACTOR, "rules": None, "limits": None},
@@ -293,7 +311,7 @@ declare(
                   classes=Field(U32, "e-classes when saturation stopped"),
                   iterations=Field(Int(32), "iterations run"),
                   stop_reason=Field(Named(STOP_REASONS, "stop reason"), "why it stopped")),
-    spec=(saturate,),
+    spec=(saturate,), bench=saturation_bench,
     domain=lambda: st.fixed_dictionaries({"term": _wire_terms(), "rules": st.none(),
                                           "limits": st.just({"iterations": 3, "nodes": 400})}),
     edges=saturate_edges,

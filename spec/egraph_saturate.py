@@ -14,13 +14,16 @@
    its class's, is not extracted (matmul-dist may build A@C for a C that only broadcasts).
 5. Extraction is an exact dynamic program over the e-graph, not egglog's extractor (whose
    costs are per constructor, while ours depend on shapes): best(c) = min over c's e-nodes n of
-   node_cost(n) + sum of best(child), iterated to its least fixpoint (every op costs > 0, so the
-   chosen nodes form no cycle); ties keep the e-node met first. This is the minimum tree cost.
+   node_cost(n) + sum of best(child), to its least fixpoint by a worklist (an e-node is looked
+   at again when one of its operand classes gets cheaper). Every op costs > 0, so the chosen
+   e-nodes form no cycle; of two e-nodes of equal cost the one that reached it first is kept.
+   This is the minimum tree cost.
 """
 
 from __future__ import annotations
 
 import json
+from collections import deque
 from dataclasses import dataclass
 from typing import Any
 
@@ -172,15 +175,19 @@ def extract(classes: dict[str, list[ENode]], types: dict[str, Ty], syms: dict[st
                 cost = 0 if n.op in ("Sym", "Num") else node_cost(
                     OP_OF[n.op], [types[k] for k in n.children], types[c])
                 own.append((c, n, cost))
+    parents: dict[str, list[int]] = {}
+    for i, (_, n, _) in enumerate(own):
+        for k in set(n.children):
+            parents.setdefault(k, []).append(i)
     best: dict[str, tuple[int, ENode]] = {}
-    changed = True
-    while changed:
-        changed = False
-        for c, n, cost in own:
-            if all(k in best for k in n.children):
-                total = cost + sum(best[k][0] for k in n.children)
-                if c not in best or total < best[c][0]:
-                    best[c], changed = (total, n), True
+    pending = deque(i for i, (_, n, _) in enumerate(own) if not n.children)
+    while pending:
+        c, n, cost = own[pending.popleft()]
+        if all(k in best for k in n.children):
+            total = cost + sum(best[k][0] for k in n.children)
+            if c not in best or total < best[c][0]:
+                best[c] = (total, n)
+                pending.extend(parents.get(c, ()))
 
     def build(c: str) -> Term:
         n = best[c][1]
