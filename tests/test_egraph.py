@@ -164,3 +164,13 @@ def test_limits_stop_saturation():
 def test_symplex_profile_has_doc_errata_only():
     assert {"E14.400", "E14.401", "E14.402", "E14.403", "E14.404"} <= \
         profile_errata("symplex@1.0.0")
+
+
+def test_ops_rules_listing():
+    from crucible_spec.commands.ops import rule_table
+
+    text = rule_table()
+    for name, verdict in (("matmul-factor", "sound"), ("fuse-matmul-add", "definition"),
+                          ("mul-zero", "unsound")):
+        line = next(x for x in text.splitlines() if x.startswith(name + " "))
+        assert f" {verdict} " in line
