@@ -293,7 +293,6 @@ declare(
     args=record(), result=record(rules=Json("[{name, lhs, rhs, source, verdict, reals, ieee, "
                                             "caveat, counterexample}]", {"type": "array"})),
     spec=(verdict,), edges=lambda: [{}],
-    proof_note="the verdicts are themselves proofs and refutations; PO14.400 checks them",
     not_applicable={"numba": "a fixed table with no input", "cupy": "a fixed table"},
 )
 declare(
