@@ -18,7 +18,7 @@ import numpy as np
 from hypothesis import strategies as st
 
 from .egraph_cost import cost_breakdown, term_cost
-from .egraph_rules import PLANTED, RULES, caveat, verdict
+from .egraph_rules import PLANTED, RULES, caveat, require_usable, verdict
 from .egraph_saturate import SYMPLEX_ITERATIONS, SYMPLEX_NODES, Limits, saturate
 from .errata import SEEDS, erratum
 from .errors import InvalidInput
@@ -108,8 +108,6 @@ def limits_from_wire(limits: dict | None) -> Limits:
 
 
 def saturate_op(term, rules, limits) -> dict:
-    from .egraph_rules import require_usable
-
     t = term_from_wire(term, "args.term")
     chosen = list(RULES) if rules is None else require_usable(rules)
     r = saturate(t, chosen, limits_from_wire(limits))

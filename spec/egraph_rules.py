@@ -28,6 +28,7 @@ import numpy as np
 import z3
 
 from .egraph_patterns import differs_over_reals, eval_ieee, parse_pattern, pattern_vars
+from .errors import InvalidInput
 
 RTOL = 1e-9
 ATOL = 1e-12
@@ -198,8 +199,6 @@ def caveat(v: Verdict) -> str:
 def require_usable(names: list[str], path: str = "args.rules") -> list[Rule]:
     """The named rules, each checked; InvalidInput for an unknown or refused rule, with its
     counterexample."""
-    from .errors import InvalidInput
-
     out = []
     for i, n in enumerate(names):
         if n not in BY_NAME:

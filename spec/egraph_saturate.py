@@ -27,7 +27,7 @@ from collections import deque
 from dataclasses import dataclass
 from typing import Any
 
-from .egraph_cost import node_cost
+from .egraph_cost import node_cost, term_cost
 from .egraph_patterns import Var, parse_pattern
 from .egraph_rules import Rule, require_usable
 from .tensor_expr import ARITY, REDUCTIONS, Const, Op, Sym, Term, Ty, check_term, symbols, type_of
@@ -204,8 +204,6 @@ def extract(classes: dict[str, list[ENode]], types: dict[str, Ty], syms: dict[st
 
 def saturate(term: Term, rules: list[Rule], limits: Limits = Limits()) -> Saturation:
     """Steps 1-5."""
-    from .egraph_cost import term_cost
-
     check_term(term)
     require_usable([r.name for r in rules])
     graph, iterations, reason = saturate_graph(term, rules, limits)
