@@ -63,7 +63,7 @@ def _verdict_right(rule: Rule) -> None:
     "(or a definition) and proved over the reals; each planted rule (A * 0 -> 0, x / x -> 1) "
     "is unsound, and its counterexample, evaluated again, shows the two sides disagree.",
     covers=("egraph.rules", "egraph.saturate"),
-    subject=verdict,
+    subject=decide,
     mutants=(
         Mutant.edit("guardrail says yes", "an IEEE refutation does not make a rule unsound",
                     decide, 'if ieee == "refuted":', 'if ieee == "never":'),
