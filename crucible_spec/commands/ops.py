@@ -13,6 +13,9 @@ def run(args: argparse.Namespace) -> int:
     from ..spec.json_schema import arg_schema, result_schema
     from ..spec.registry import REGISTRY
 
+    if args.rules:
+        print(rule_table())
+        return 0
     if args.schemas:
         for name in contract.write():
             print(f"wrote {contract.SCHEMA_DIR.name}/{name}")
@@ -34,6 +37,19 @@ def run(args: argparse.Namespace) -> int:
     return 1 if stale or any(r.holes for r in table) else 0
 
 
+def rule_table() -> str:
+    """Every e-graph rewrite rule (SympleX's, the README's, the spec's, the planted unsound
+    ones) with the verdict z3 and the evaluator give it."""
+    from ..spec.egraph_ops import rules_op
+    from .console import render, table
+
+    header = ["rule", "source", "verdict", "reals", "ieee", "lhs -> rhs"]
+    body = [[r["name"], r["source"], r["verdict"], r["reals"], r["ieee"],
+             f"{r['lhs']} -> {r['rhs']}"]
+            for r in rules_op()["rules"]]
+    return render(table(header, body))
+
+
 def add_parser(sub) -> None:
     p = sub.add_parser("ops", help="coverage table of every op",
                        description="Print every registered op with its chapter, which "
@@ -46,6 +62,8 @@ def add_parser(sub) -> None:
                    help="machine-readable output, with each op's args and result JSON Schema")
     p.add_argument("--check", action="store_true",
                    help="exit 1 if any op has a coverage hole or conformance/schemas/ is stale")
+    p.add_argument("--rules", action="store_true",
+                   help="list the e-graph's rewrite rules, each with its soundness verdict")
     p.add_argument("--schemas", action="store_true",
                    help="write each op's JSON Schema to conformance/schemas/ (and an index)")
     p.set_defaults(func=run)
