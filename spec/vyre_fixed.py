@@ -17,6 +17,8 @@ these very functions on symbols.
 
 from __future__ import annotations
 
+from typing import Any
+
 from .bits import BitVal, is_symbolic, mask, mul, mul_hi, shl, shr, sub, to_signed, z3_module
 
 FRAC_BITS = 16
@@ -26,16 +28,20 @@ FIXED_ONE = 1 << FRAC_BITS
 U32_MAX = mask(32)
 
 
-def fmul_exact(x: BitVal, y: BitVal, signed: bool) -> BitVal:
-    """Step 1: floor(x * y / 2^16) mod 2^32, operands read unsigned or signed."""
-    if is_symbolic(x) or is_symbolic(y):
-        z3 = z3_module()
+def fmul_exact(x: Any, y: Any, signed: bool) -> Any:
+    """Step 1: floor(x * y / 2^16) mod 2^32, operands read unsigned or signed. Also runs on
+    z3 integers in [0, 2^32) (the arithmetic reading of the same rule)."""
+    if not is_symbolic(x) and not is_symbolic(y):
+        if signed:
+            x, y = to_signed(x, 32), to_signed(y, 32)
+        return ((x * y) >> FRAC_BITS) & U32_MAX
+    z3 = z3_module()
+    if z3.is_bv(x):
         ext = z3.SignExt if signed else z3.ZeroExt
-        wide = ext(32, x) * ext(32, y)
-        return z3.Extract(47, 16, wide)
+        return z3.Extract(47, 16, ext(32, x) * ext(32, y))
     if signed:
-        x, y = to_signed(x, 32), to_signed(y, 32)
-    return ((x * y) >> FRAC_BITS) & U32_MAX
+        x, y = (z3.If(v >= 1 << 31, v - (1 << 32), v) for v in (x, y))
+    return (x * y / FIXED_ONE) % (1 << 32)  # z3's integer / floors for a positive divisor
 
 
 def sign_mask(x: BitVal) -> BitVal:
