@@ -2,8 +2,10 @@
 
 For each op with a bench generator, `n` is what its generator says: the number of items in a
 batch for most ops, the number of ops in the one trace for whole-trace ops (detector.run,
-trace.build, dag.content_hash, plan.compute), and the nodes of the one term egraph.saturate
-saturates (a sum of matmuls, under 10 n nodes and 30 iterations; reference only).
+trace.build, dag.content_hash, plan.compute), the core cells of the one step for
+vyre.tt_contract_step (r_prev = r_next = isqrt(n)), and the nodes of the one term
+egraph.saturate saturates (a sum of matmuls, under 10 n nodes and 30 iterations; reference
+only).
 
 Each side is timed on inputs already converted to what it works on. The reference runs on
 decoded arguments: for an op whose reference decodes its own wire arguments, a `Split` below
@@ -124,6 +126,11 @@ def _memory_copy(nbytes: int) -> Callable[[], object]:
     return lambda: np.copyto(dst, src)
 
 
+def _read_once(nbytes: int) -> Callable[[], object]:
+    src = np.ones(nbytes // 4, dtype=np.uint32)
+    return lambda: np.add.reduce(src)
+
+
 BASELINES: dict[str, tuple[Baseline, ...]] = {
     "philox.offset": (
         Baseline("numba Philox4x32-10 raw stream, 4 u32 per item", lambda n: 16 * n,
@@ -132,6 +139,10 @@ BASELINES: dict[str, tuple[Baseline, ...]] = {
                  _numpy_philox),
         Baseline("numpy copy into a preallocated array", lambda n: 16 * n,
                  lambda n: _memory_copy(16 * n)),
+    ),
+    "vyre.tt_contract_step": (
+        Baseline("numpy sum of the core, read once (4 bytes per cell)", lambda n: 4 * n,
+                 lambda n: _read_once(4 * n)),
     ),
 }
 """Per op, the baselines its kernel is compared with (same bytes out for the same n); numpy's
