@@ -220,14 +220,16 @@ HOSTILE = [
 ]
 """Short files claiming a 4 GiB metadata, 2^32 - 1 chunks, 1 GiB in all."""
 EMPTY_BODY = encode(Checkpoint(Metadata()))[64:]
+ONE_CHUNK_BODY = encode(Checkpoint(Metadata(), (Chunk(1, 0, b"\1\2\3"),)))[64:]
 CRAFTED = [
     _sealed(EMPTY_BODY + b"\0", {}),
+    _sealed(ONE_CHUNK_BODY[:-31] + b"\1" + ONE_CHUNK_BODY[-30:], {24: (1, 4)}),
     _sealed((0x45).to_bytes(4, "little") + EMPTY_BODY[4:] + b"\0", {}),
     _sealed(EMPTY_BODY, {12: (56, 4)}),
     _sealed(EMPTY_BODY, {8: (0, 4)}),
 ]
-"""Files right but for one thing: a byte after the last chunk, a byte left in the metadata,
-header_size 56, version 0."""
+"""Files right but for one thing: a byte after the last chunk, a chunk with flags set, a byte
+left in the metadata, header_size 56, version 0."""
 
 
 @property_obligation(

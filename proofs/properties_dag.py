@@ -146,9 +146,9 @@ def diff_finds_the_changed_node(_subject):
 
 
 def _branches_of(dag: dict) -> list[int]:
-    """Branches whose arms have two or more distinct values."""
+    """Branches of two or more arms whose values are all distinct."""
     return [k for k, n in enumerate(dag["nodes"])
-            if n["kind"] == "branch" and len({a["value"] for a in n["arms"]}) > 1]
+            if n["kind"] == "branch" and len({a["value"] for a in n["arms"]}) == len(n["arms"]) > 1]
 
 
 @st.composite
@@ -173,9 +173,9 @@ def _reordered(case: tuple[dict, int, bool]) -> None:
 
 @property_obligation(
     "PO9.52",
-    "Reversing the arms of a branch (two or more arm values) leaves the spec's DAG identical "
-    "to dag.diff at depth 0 (its Merkle hash ignores arm order, unlike the seed's: E9.2); "
-    "reversed and with one arm's region changed, the arms are paired by position, so the "
+    "Reversing the arms of a branch (two or more arms of distinct values) leaves the spec's DAG "
+    "identical to dag.diff at depth 0 (its Merkle hash ignores arm order, unlike the seed's: "
+    "E9.2); reversed and with one arm's region changed, the arms are paired by position, so the "
     "branch itself is a BRANCH_MISMATCH at its depth.",
     covers=("dag.diff", "dag.merkle"),
     subject=dag_diff,

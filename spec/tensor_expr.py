@@ -164,7 +164,7 @@ def _wire_sym(w: dict, path: str, syms: dict[str, Sym]) -> Sym:
             not all(isinstance(d, int) and not isinstance(d, bool) and 1 <= d <= 4096
                     for d in shape):
         raise InvalidInput(f"{path}.shape: a list of at most {MAX_RANK} dimensions in 1..4096")
-    if dtype not in DTYPE_BYTES:
+    if not isinstance(dtype, str) or dtype not in DTYPE_BYTES:
         raise InvalidInput(f"{path}.dtype: {dtype!r} is not one of {sorted(DTYPE_BYTES)}")
     s = Sym(name, tuple(shape), dtype)
     if syms.setdefault(name, s) != s:
@@ -187,7 +187,7 @@ def _parse(w, path: str, syms: dict[str, Sym], depth: int) -> Term:
             raise InvalidInput(f"{path}.const: a finite number")
         return Const(float(v))
     op, args = w.get("op"), w.get("args")
-    if op not in ARITY:
+    if not isinstance(op, str) or op not in ARITY:
         raise InvalidInput(f"{path}.op: {op!r} is not an op of the language")
     if not isinstance(args, list) or len(args) != ARITY[op]:
         raise InvalidInput(f"{path}.args: {op} takes {ARITY[op]} operands")

@@ -165,4 +165,4 @@ def test_a_wrong_json_type_anywhere_is_a_client_error_naming_the_field(name):
         assert error["code"] in ("bad_request", "invalid_input"), (path, error)
         named = error["message"].split(":", 1)[0]
         assert path.startswith(named) and len(named) >= len(_parent(path)), (path, error)
-    assert sent, f"{name}: no wrong type was sent"
+    assert sent or not REGISTRY.ops[name].args.fields, f"{name}: no wrong type was sent"

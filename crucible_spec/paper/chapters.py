@@ -55,29 +55,27 @@ CHAPTERS: tuple[Chapter, ...] = (
         "replay_machines", "replay_context_ops", "vigil_ops", "replay_ops")),
     Chapter(12, "Kernels", (
         "ckernel", "pyc_wire", "pyc_kernels", "pyc_kernel_ops", "pyc_autotune",
-        "pyc_autotune_ops", "pyc_rails", "pyc_dispatch", "pyc_decision_log"), (
+        "pyc_autotune_ops", "pyc_rails", "pyc_dispatch", "pyc_decision_log", "vyre_fixed",
+        "vyre_tt"), (
         Pending("The schema-hash -> CKernelId registration table and its lookups",
                 "crucible-facts-ir.md §7.2"),
         Pending("The CPU reference compute kernels (GEMM, convolution, norms, activations, "
                 "attention) and their accumulation orders", "crucible-facts-ir.md §14"),
         Pending("vyre's 16.16 fixed-point tensor-train contraction step `tt_contract_step`",
                 "other-seeds.md §4.2"))),
-    Chapter(13, "Cost model", ("hardware_target", "tile_search", "tile_ops"), (
-        Pending("SympleX's cost-guided extraction (pattern confidence times speedup, the ILP)",
-                "other-seeds.md §2.3"),
-        Pending("PyC's kernel scores as a cost model", "other-seeds.md §1.5"))),
+    Chapter(13, "Cost model", ("hardware_target", "tile_search", "tile_ops", "egraph_cost"), (
+        Pending("PyC's kernel scores as a cost model", "other-seeds.md §1.5"),)),
     Chapter(14, "Graph IR and symbolic algebra", (
         "expr", "symbol_table", "graph", "pyc_ir", "pyc_fingerprint", "pyc_cache",
         "pyc_compile_cache", "pyc_passes", "pyc_interp", "pyc_pass_ops", "pyc_guard", "dependence",
-        "dependence_ops", "symplex_banerjee"), (
+        "dependence_ops", "symplex_banerjee", "tensor_expr", "egraph_patterns", "egraph_rules",
+        "egraph_saturate", "egraph_ops", "vyre_fusion"), (
         Pending("ExprPool: interning, the structural hash and canonicalisation rules",
                 "crucible-facts-ir.md §5"),
         Pending("SymbolTable operations", "crucible-facts-ir.md §6"),
         Pending("Graph IR passes: RAUW, DCE, topological sort, CSE, fusion groups",
                 "crucible-facts-ir.md §8.5-8.11"),
-        Pending("Lowering a trace graph to the Graph IR", "crucible-facts-ir.md §9"),
-        Pending("SympleX's e-graph and equality saturation", "other-seeds.md §2.2"),
-        Pending("vyre's fusion pressure", "other-seeds.md §4.3"))),
+        Pending("Lowering a trace graph to the Graph IR", "crucible-facts-ir.md §9"))),
     Chapter(15, "Effects", (), (
         Pending("Capability tokens of `crucible::fx`", "crucible-facts-ir.md §11"),
         Pending("PyC's strict mode, guards and runtime rails", "other-seeds.md §1.7"),
