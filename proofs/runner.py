@@ -9,6 +9,7 @@ import functools
 import hashlib
 import multiprocessing
 import os
+import sys
 import time
 from collections.abc import Callable, Iterable
 from concurrent.futures import ProcessPoolExecutor
@@ -266,6 +267,18 @@ def _task(args: tuple[str, str | None, Settings]) -> Outcome:
     return check_obligation(REGISTRY.obligations[po_id], mutant, settings)
 
 
+FORK_UNSAFE = ("egglog",)
+"""Modules that start threads when imported: a process holding one cannot fork safely (the
+child can block on a lock a vanished thread held), so its workers are spawned instead."""
+
+
+def start_method() -> str:
+    """fork where it is safe (fast: the registry is inherited), else spawn."""
+    unsafe = any(name in sys.modules for name in FORK_UNSAFE)
+    return "fork" if "fork" in multiprocessing.get_all_start_methods() and not unsafe \
+        else "spawn"
+
+
 def _worker_init() -> None:
     from .. import load_all
 
@@ -287,8 +300,8 @@ def run(ids: Iterable[str], *, mutants: bool, settings: Settings,
             if progress:
                 progress(results[-1], len(results), len(tasks))
     else:
-        method = "fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn"
-        with ProcessPoolExecutor(settings.jobs, mp_context=multiprocessing.get_context(method),
+        context = multiprocessing.get_context(start_method())
+        with ProcessPoolExecutor(settings.jobs, mp_context=context,
                                  initializer=_worker_init) as pool:
             for out in pool.map(_task, tasks):
                 results.append(out)

@@ -93,3 +93,13 @@ def test_contracts_read_plain_asserts_inside_pytest(tmp_path):
     out = runner.check_obligation(REGISTRY.obligations["PO5.80"],
                                   "span without the last element", settings)
     assert out.verdict == runner.KILLED
+
+
+def test_workers_are_spawned_once_a_thread_starting_module_is_loaded(monkeypatch):
+    """egglog starts a thread on import: a process holding it must not fork its workers."""
+    import sys
+
+    monkeypatch.delitem(sys.modules, "egglog", raising=False)
+    fork = runner.start_method()
+    monkeypatch.setitem(sys.modules, "egglog", sys)
+    assert (fork, runner.start_method()) == ("fork", "spawn")
