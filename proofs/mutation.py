@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .. import spec as spec_package
-from .patch import PatchError, clear_caches, compile_function, source_of, unwrap
+from .patch import PatchError, clear_caches, compile_function, holding, source_of, unwrap
 from .patch import planted as plant_code
 
 SPEC_DIR = Path(spec_package.__file__).parent
@@ -316,7 +316,8 @@ def constant_planted(mutant_id: str) -> Iterator[None]:
         setattr(m, name, new)
     clear_caches()
     try:
-        yield
+        with holding(mutant_id):
+            yield
     finally:
         for m in holders:
             setattr(m, name, old)

@@ -134,6 +134,20 @@ def _class_members(value) -> tuple:
     return tuple(vars(value).values()) if isinstance(value, type) else ()
 
 
+PLANTED: list[str] = []
+"""What is planted in this process now, innermost last: only a forked worker inherits it."""
+
+
+@contextlib.contextmanager
+def holding(what: str) -> Iterator[None]:
+    """Record `what` as planted while the block runs."""
+    PLANTED.append(what)
+    try:
+        yield
+    finally:
+        PLANTED.remove(what)
+
+
 @contextlib.contextmanager
 def planted(fn: Callable, code: types.CodeType) -> Iterator[None]:
     """Run the block with `fn`'s code replaced by `code`, then put the original back."""
@@ -142,7 +156,8 @@ def planted(fn: Callable, code: types.CodeType) -> Iterator[None]:
     target.__code__ = code
     clear_caches()
     try:
-        yield
+        with holding(qualified_name(target)):
+            yield
     finally:
         target.__code__ = original
         clear_caches()

@@ -272,11 +272,14 @@ FORK_UNSAFE = ("egglog",)
 child can block on a lock a vanished thread held), so its workers are spawned instead."""
 
 
-def start_method() -> str:
-    """fork where it is safe (fast: the registry is inherited), else spawn."""
+def start_method() -> str | None:
+    """fork where it is safe (fast: the registry and any planted bug are inherited), else
+    spawn; None (check in this process) when a bug is planted that a spawned worker would
+    not see."""
     unsafe = any(name in sys.modules for name in FORK_UNSAFE)
-    return "fork" if "fork" in multiprocessing.get_all_start_methods() and not unsafe \
-        else "spawn"
+    if "fork" in multiprocessing.get_all_start_methods() and not unsafe:
+        return "fork"
+    return None if patch.PLANTED else "spawn"
 
 
 def _worker_init() -> None:
@@ -294,13 +297,14 @@ def run(ids: Iterable[str], *, mutants: bool, settings: Settings,
         names = [m.name for m in po.mutants] if mutants else [None]
         tasks.extend((po_id, name, settings) for name in names)
     results: list[Outcome] = []
-    if settings.jobs <= 1 or len(tasks) <= 1:
+    method = start_method()
+    if settings.jobs <= 1 or len(tasks) <= 1 or method is None:
         for t in tasks:
             results.append(_task(t))
             if progress:
                 progress(results[-1], len(results), len(tasks))
     else:
-        context = multiprocessing.get_context(start_method())
+        context = multiprocessing.get_context(method)
         with ProcessPoolExecutor(settings.jobs, mp_context=context,
                                  initializer=_worker_init) as pool:
             for out in pool.map(_task, tasks):

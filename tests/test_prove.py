@@ -103,3 +103,21 @@ def test_workers_are_spawned_once_a_thread_starting_module_is_loaded(monkeypatch
     fork = runner.start_method()
     monkeypatch.setitem(sys.modules, "egglog", sys)
     assert (fork, runner.start_method()) == ("fork", "spawn")
+
+
+def test_a_planted_bug_is_checked_in_process_when_workers_would_be_spawned(monkeypatch,
+                                                                           tmp_path):
+    """A spawned worker imports the spec afresh and would not see a bug planted here."""
+    import sys
+
+    from crucible_spec.proofs import patch
+    from crucible_spec.spec import tensor_meta
+
+    monkeypatch.setitem(sys.modules, "egglog", sys)
+    settings = runner.Settings(tmp_path, use_cache=False, jobs=2)
+    with patch.edited(tensor_meta.compute_storage_nbytes, "max_offset - min_offset + 1",
+                      "max_offset - min_offset"):
+        assert runner.start_method() is None
+        outs = runner.run(["PO5.80", "PO5.70"], mutants=False, settings=settings)
+    assert runner.REFUTED in {o.status for o in outs}
+    assert runner.start_method() == "spawn"
