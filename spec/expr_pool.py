@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .errata import NO_ERRATA, SEEDS, erratum
+from .errata import NO_ERRATA
 from .expr import ExprFlags, Op
 from .expr_canon import CanonMixin, float_bits
 from .expr_divide import DivideMixin
@@ -29,7 +29,6 @@ from .expr_logic import LogicMixin
 from .hashing import PHI, wymix
 
 F = ExprFlags
-E14_500 = "E14.500"
 G = 16
 """Swiss-table group width on the default (SSE2) build. Real code: `SwissTable.h`."""
 DEFAULT_INITIAL_CAPACITY = 65536
@@ -217,14 +216,3 @@ class ExprPool(CanonMixin, DivideMixin, LogicMixin):
     def boolean(self, b: bool) -> Node:
         return self.true_ if b else self.false_
 
-
-erratum(
-    E14_500, "Canonical child order is the order of node addresses",
-    seed=SEEDS["crucible"], location="include/crucible/ExprPool.h add_n, mul_n, and_n, eq",
-    ops=("expr.canon",), witness={}, flag="doc",
-    detail="ExprPool sorts the children of ADD, MUL, AND, OR, MIN, MAX, EQ and NE by pointer. "
-           "Inside one arena block that is creation order, but no other implementation can "
-           "reproduce addresses, and the order changes once a second block is malloc'ed. The "
-           "spec orders children by creation (a counter kept on each node), which is what the "
-           "real pool does for every pool under 1 MiB of nodes.",
-)
