@@ -65,7 +65,7 @@ erratum(
     E14_503, "mod folds constants with C's truncating remainder, yet flags MOD non-negative",
     seed=SEEDS["crucible"], location="include/crucible/ExprPool.h mod",
     ops=("expr.canon",),
-    witness={"args": canon_args(["mod", -7, 3]), "spec": {"canon": 2, "flags": 0x062F},
+    witness={"args": canon_args(["mod", -7, 3]), "spec": {"canon": 2, "flags": 0x052F},
              "seed": {"canon": -1, "flags": 0x0657}},
     flag="result",
     detail="Ops.h calls MOD the non-negative modulus, and every MOD node carries "
