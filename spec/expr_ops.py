@@ -30,7 +30,6 @@ from .expr_pool import (
     NO_SYMBOL,
     ExprPool,
     Node,
-    expr_hash,
 )
 from .registry import InvalidCase, declare
 from .schema import I64, U16, U32, Field, Json, record
@@ -209,7 +208,7 @@ def node_wire(pool: ExprPool, n: Node, index: dict[int, int]) -> dict:
     elif n.op == Op.SYMBOL:
         out["name"], out["id"] = pool.symbol_names[n.symbol_id], n.symbol_id
     if n.op in ATOMS and n.op != Op.SYMBOL:
-        out["hash"] = f"0x{expr_hash(n.op, n.payload, n.symbol_id, n.flags):016x}"
+        out["hash"] = f"0x{pool.hash_of(n):016x}"
     return out
 
 
