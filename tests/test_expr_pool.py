@@ -11,7 +11,7 @@ import pytest
 from crucible_spec import load_all
 from crucible_spec.conformance.serve import answer
 from crucible_spec.engine import Implementation
-from crucible_spec.reference.expr import expr_canon
+from crucible_spec.reference.expr_wire import expr_canon
 from crucible_spec.spec.errata import profile_errata
 from crucible_spec.spec.errors import SpecError
 from crucible_spec.spec.expr_ops import canon_op
