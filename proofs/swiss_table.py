@@ -2,14 +2,17 @@
 (PO14.700), the 7/8 grow check keeps an empty byte on every probe sequence (PO14.701), the
 SWAR match is the exact match plus the stated borrow case only (PO14.702), and a table built
 through any number of rehashes finds every hash it holds, tagged with its top 7 bits
-(PO14.703)."""
+(PO14.703); a symbol's range starts at its kind's default and only narrows (PO14.704)."""
 
 from __future__ import annotations
+
+import struct
+from functools import partial
 
 import z3
 
 from ..spec.bits import is_pow2
-from ..spec.registry import Mutant
+from ..spec.registry import REGISTRY, Mutant
 from ..spec.swiss_ops import TRIANGLE, hash_lists
 from ..spec.swiss_table import (
     E14_700,
@@ -30,6 +33,8 @@ from ..spec.swiss_table import (
     triangular,
     zero_byte_bits,
 )
+from ..spec.symbol_ops import FLOAT_TIGHTEN, call, run_call, table_domain
+from ..spec.symbol_table import SymKind, bound_key, default_range, tighten_range
 from .obligation import Property, Query, property_obligation, z3_obligation
 
 MAX_GROUP_BITS = 20
@@ -230,3 +235,76 @@ def rehash_keeps_every_hash(_subject):
     return [Property("the triangle, 258 hashes from capacity 1, crowded tags", _built,
                      cases=_cases),
             Property("generated hash lists", _built, strategy=_draws, examples=300)]
+
+
+FACTS_RANGES = {SymKind.SIZE: (2, 2**63 - 1), SymKind.UNBACKED_INT: (-2**63 + 1, 2**63 - 1),
+                SymKind.FLOAT: (-0x10000000000000, 0x7FF0000000000000),
+                SymKind.UNBACKED_FLOAT: (-0x10000000000000, 0x7FF0000000000000)}
+"""The facts sheet's default ranges (float ones: the bits of -inf and +inf as i64)."""
+
+
+def _order(kind: SymKind, word: int):
+    """The order a bound lives in: a double's for float kinds, else the signed integer's."""
+    if kind in (SymKind.FLOAT, SymKind.UNBACKED_FLOAT):
+        return struct.unpack("<d", struct.pack("<q", word))[0]
+    return word
+
+
+def _narrows(args: dict) -> None:
+    table = []
+    for i, a in enumerate(args["calls"]):
+        if a["call"] != 0 and a["id"] >= len(table):
+            continue
+        before = None if a["call"] == 0 else vars(table[a["id"]]).copy()
+        run_call(table, i, dict(a, kind=SymKind(a["kind"])))
+        if a["call"] == 0:
+            e = table[-1]
+            assert (e.range_lower, e.range_upper) == FACTS_RANGES[e.kind], vars(e)
+            continue
+        e = table[a["id"]]
+        key = partial(_order, e.kind)
+        if a["call"] == 3:
+            lower = a["lo"] if key(a["lo"]) > key(before["range_lower"]) else \
+                before["range_lower"]
+            upper = a["hi"] if key(a["hi"]) < key(before["range_upper"]) else \
+                before["range_upper"]
+            assert (e.range_lower, e.range_upper) == (lower, upper), (vars(e), a)
+        else:
+            assert (e.range_lower, e.range_upper) == (before["range_lower"],
+                                                      before["range_upper"])
+
+
+def _symbol_cases() -> list[dict]:
+    """E14.701's witness and an integer symbol narrowed twice, decoded from the wire."""
+    wire = [FLOAT_TIGHTEN, [call("add", kind=2), call("tighten_range", lo=-5, hi=-1),
+                           call("tighten_range", lo=-9, hi=3)]]
+    return [REGISTRY.ops["symbol.table"].args.decode({"calls": c}, "args") for c in wire]
+
+
+@property_obligation(
+    "PO14.704",
+    "A symbol's range starts at its kind's default (SIZE [2, +inf], UNBACKED_INT "
+    "[INT64_MIN + 1, INT64_MAX], float kinds the bits of [-inf, +inf]) and only narrows: "
+    "tighten_range sets the lower bound to the greater and the upper to the lesser of old and "
+    "new, as signed integers for integer kinds and as doubles for float kinds (E14.701 breaks "
+    "the latter); no other call moves a bound.",
+    covers=("symbol.table",),
+    subject=run_call,
+    mutants=(
+        Mutant.edit("widening lower", "tighten_range takes the lesser lower bound",
+                    tighten_range, "if bound_key(e, lo, errata) >",
+                    "if bound_key(e, lo, errata) <"),
+        Mutant.edit("widening upper", "tighten_range takes the greater upper bound",
+                    tighten_range, "if bound_key(e, hi, errata) <",
+                    "if bound_key(e, hi, errata) >"),
+        Mutant.edit("floats as integers", "float bounds ordered as signed integers (E14.701 "
+                    "always on)", bound_key, "e.kind in FLOAT_KINDS and E14_701 not in errata",
+                    "False"),
+        Mutant.edit("sizes from 1", "a SIZE symbol starts at [1, +inf]", default_range,
+                    "return SIZE_LOWER, INT_POS_INF", "return 1, INT_POS_INF"),
+    ),
+)
+def ranges_only_narrow(_subject):
+    return [Property("E14.701's witness and an integer narrowing", _narrows,
+                     cases=_symbol_cases),
+            Property("generated calls", _narrows, strategy=table_domain, examples=300)]

@@ -111,8 +111,9 @@ def table_domain() -> st.SearchStrategy:
     one = st.fixed_dictionaries({"call": st.integers(0, len(CALLS) - 1), "id": st.integers(0, 3),
                                  "kind": st.integers(0, 3), "expr_flags": st.integers(0, 0xFFFF),
                                  "backed": st.booleans(), "value": word, "lo": word, "hi": word})
-    return st.lists(one, max_size=24).map(
-        lambda cs: {"calls": [call("add", kind=k) for k in range(4)] + cs})
+    adds = [{"call": ADD, "id": 0, "kind": k, "expr_flags": 0, "backed": True, "value": 0,
+             "lo": 0, "hi": 0} for k in range(4)]
+    return st.lists(one, max_size=24).map(lambda cs: {"calls": adds + cs})
 
 
 def _float_entry(lower_hex: str, lower: int) -> dict:
