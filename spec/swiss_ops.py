@@ -157,7 +157,7 @@ declare(
              InvalidCase("a tag with bit 7 set", lambda: st.fixed_dictionaries(
                  {"ctrl": st.just("80" * 16), "h2": st.integers(128, 255)})),
              InvalidCase("an unknown path", lambda: st.just(
-                 {"ctrl": "80" * 16, "h2": 0, "path": "avx"}))),
+                 {"ctrl": "80" * 16, "h2": 0, "path": "avx"}), "bad_request")),
     not_applicable={"numba": "two word operations per group: no numeric core",
                     "cupy": "two word operations per group: no numeric core"},
 )

@@ -140,7 +140,8 @@ declare(
                  {"calls": [call("set_hint", id=0, value=1)]})),
              InvalidCase("an unknown SymKind", lambda: st.just(
                  {"calls": [call("add", kind=4)]})),
-             InvalidCase("an unknown call", lambda: st.just({"calls": [{"call": "remove"}]}))),
+             InvalidCase("an unknown call", lambda: st.just({"calls": [{"call": "remove"}]}),
+                         "bad_request")),
     not_applicable={"numba": "a few field updates per call: no numeric core",
                     "cupy": "a few field updates per call: no numeric core"},
 )
