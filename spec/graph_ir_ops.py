@@ -145,8 +145,8 @@ _NAMES = [None, "aten::mm", "REDUCE_SUM"]
 
 @st.composite
 def graphs(draw, max_nodes: int = 10) -> dict:
-    """Acyclic graphs (inputs name earlier nodes) over few shapes, bodies and names, so CSE
-    and fusion find equal nodes; some nodes start dead."""
+    """Acyclic graphs over few shapes, bodies and names, so CSE and fusion find equal nodes;
+    some nodes start dead; ids are shuffled, so an input may have a higher id."""
     nodes = []
     for i in range(draw(st.integers(0, max_nodes))):
         kind = draw(st.sampled_from([0, 2, 2, 2, 3, 3, 6, 6, 8, 9, 4, 1]))
@@ -165,7 +165,10 @@ def graphs(draw, max_nodes: int = 10) -> dict:
             n["reduce_op"] = draw(st.integers(0, 1))
         nodes.append(n)
     outputs = draw(st.lists(st.integers(0, len(nodes) - 1), max_size=3)) if nodes else []
-    return {"nodes": nodes, "outputs": outputs}
+    perm = draw(st.permutations(range(len(nodes))))
+    moved = sorted(({**n, "id": perm[n["id"]], "inputs": [perm[v] for v in n["inputs"]]}
+                    for n in nodes), key=lambda n: n["id"])
+    return {"nodes": moved, "outputs": [perm[v] for v in outputs]}
 
 
 def _graph_domain() -> st.SearchStrategy:
