@@ -5,6 +5,7 @@ its checks) is the spec's."""
 
 from __future__ import annotations
 
+from collections import Counter
 from typing import Any
 
 from ..spec.build_trace import build_trace
@@ -22,22 +23,26 @@ EXTERN_KIND = NodeKind.EXTERN
 
 def _schedule(g: IrGraph) -> list[int]:
     """Live ids in FIFO-Kahn order: a node is ready once every live input occurrence is
-    scheduled; ready nodes queue in the order they became ready (ties by id)."""
+    scheduled; ready nodes queue in the order they became ready (readers of one node by id)."""
     live = [n.id for n in g.nodes if not n.dead]
+    readers: dict[int, Counter] = {i: Counter() for i in live}
+    for c in live:
+        for v in g.nodes[c].inputs:
+            if not g.nodes[v].dead:
+                readers[v][c] += 1
     waiting = {i: sum(1 for v in g.nodes[i].inputs if not g.nodes[v].dead) for i in live}
     queue = [i for i in live if waiting[i] == 0]
     k = 0
     while k < len(queue):
         u = queue[k]
         k += 1
-        for c in live:
-            hits = g.nodes[c].inputs.count(u)
-            if hits:
-                waiting[c] -= hits
-                if waiting[c] == 0:
-                    queue.append(c)
-    if len(queue) != len(live):
-        raise InvalidInput("args.graph.nodes: the live nodes form a cycle")
+        for c in sorted(readers[u]):
+            waiting[c] -= readers[u][c]
+            if waiting[c] == 0:
+                queue.append(c)
+    stuck = sorted(set(live) - set(queue))
+    if stuck:
+        raise InvalidInput(f"args.graph.nodes[{stuck[0]}].inputs: on or after a cycle")
     return queue
 
 
@@ -174,9 +179,9 @@ def rauw(graph: Any, old: int, new: int) -> dict:
 @reference("ir.lower")
 def lower(ops: Any, kernels: Any, errata: frozenset[str]) -> dict:
     table = kernels_from_wire(kernels)
-    if any(k >= CKernelId.NUM_KERNELS for k in table.values()) or any(
-            pair[1] >= CKernelId.NUM_KERNELS for pair in kernels):
-        raise InvalidInput("args.kernels: a kernel id past 146")
+    for k, pair in enumerate(kernels):
+        if pair[1] >= CKernelId.NUM_KERNELS:
+            raise InvalidInput(f"args.kernels[{k}]: kernel id {pair[1]} past 146")
     tg = build_trace(recorded_ops(ops), table, errata)
     if not tg.ops:
         return {"nodes": [], "graph_inputs": [], "graph_outputs": [], "num_input_nodes": 0}
