@@ -162,8 +162,9 @@ def fusion_groups(graph: Any) -> dict:
 @reference("ir.rauw")
 def rauw(graph: Any, old: int, new: int) -> dict:
     g = graph_from_wire(graph)
-    if max(old, new) >= len(g.nodes):
-        raise InvalidInput(f"args.old/new: node {max(old, new)} out of range")
+    for name, v in (("old", old), ("new", new)):
+        if v >= len(g.nodes):
+            raise InvalidInput(f"args.{name}: node {v} is not in the graph")
     uses = [n.num_uses for n in g.nodes]
     if old != new:
         moved = sum(n.inputs.count(old) for n in g.nodes if not n.dead)

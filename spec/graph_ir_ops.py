@@ -145,8 +145,9 @@ _NAMES = [None, "aten::mm", "REDUCE_SUM"]
 
 @st.composite
 def graphs(draw, max_nodes: int = 10) -> dict:
-    """Acyclic graphs over few shapes, bodies and names, so CSE and fusion find equal nodes;
-    some nodes start dead; ids are shuffled, so an input may have a higher id."""
+    """Acyclic graphs over few shapes, bodies and names, with duplicated nodes, so CSE and
+    fusion find equal nodes; some nodes start dead; ids are shuffled, so an input may have a
+    higher id."""
     nodes = []
     for i in range(draw(st.integers(0, max_nodes))):
         kind = draw(st.sampled_from([0, 2, 2, 2, 3, 3, 6, 6, 8, 9, 4, 1]))
@@ -163,6 +164,8 @@ def graphs(draw, max_nodes: int = 10) -> dict:
         if kind == NodeKind.REDUCTION:
             n["nred"] = draw(st.integers(0, len(n["sizes"])))
             n["reduce_op"] = draw(st.integers(0, 1))
+        if i and draw(st.integers(0, 3)) == 0:  # a duplicate of an earlier node
+            n = {**nodes[draw(st.integers(0, i - 1))], "id": i}
         nodes.append(n)
     outputs = draw(st.lists(st.integers(0, len(nodes) - 1), max_size=3)) if nodes else []
     perm = draw(st.permutations(range(len(nodes))))
@@ -192,15 +195,13 @@ CYCLE = {"nodes": [node(0, NodeKind.POINTWISE, [1]), node(1, NodeKind.POINTWISE,
          "outputs": [1]}
 
 
-def _invalid_graph(cycle: bool = True) -> tuple[InvalidCase, ...]:
-    cases = [InvalidCase("an input id out of range", lambda: st.just(
-                 {"graph": {"nodes": [node(0, NodeKind.POINTWISE, [1])]}})),
-             InvalidCase("an unknown kind ordinal", lambda: st.just(
-                 {"graph": {"nodes": [node(0, 10, [])]}})),
-             InvalidCase("inputs of the wrong type", lambda: st.just(
-                 {"graph": {"nodes": [node(0, NodeKind.INPUT, "0")]}})),
-             InvalidCase("a node id that is not its index", lambda: st.just(
-                 {"graph": {"nodes": [node(1, NodeKind.INPUT, [])]}}))]
+def _invalid_graph(cycle: bool = True, **more: int) -> tuple[InvalidCase, ...]:
+    bad = {"an input id out of range": [node(0, NodeKind.POINTWISE, [1])],
+           "an unknown kind ordinal": [node(0, 10, [])],
+           "inputs of the wrong type": [node(0, NodeKind.INPUT, "0")],
+           "a node id that is not its index": [node(1, NodeKind.INPUT, [])]}
+    cases = [InvalidCase(what, lambda nodes=nodes: st.just({"graph": {"nodes": nodes}, **more}))
+             for what, nodes in bad.items()]
     if cycle:
         cases.append(InvalidCase("a cycle of live nodes", lambda: st.just({"graph": CYCLE})))
     return tuple(cases)
@@ -268,7 +269,7 @@ declare(
     spec=(replace_all_uses,), domain=_rauw_args,
     edges=lambda: [{"graph": CSE_GRAPH, "old": 3, "new": 2},
                    {"graph": FACTS_DAG, "old": 6, "new": 6}],
-    invalid=(*_invalid_graph(cycle=False),
+    invalid=(*_invalid_graph(cycle=False, old=0, new=0),
              InvalidCase("old out of range", lambda: st.just(
                  {"graph": CSE_GRAPH, "old": 5, "new": 0}))),
     not_applicable=_NA_NUMBA)
