@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import enum
 
+from .ckernel import CKernelId
 from .layout import Member, array, enum_of, hash32, i8, id32, pad, ptr, struct, u8, u16, u32
 from .types import ScalarType
 
@@ -111,3 +112,31 @@ GRAPH_NODE = struct("GraphNode", [
     Member("group_hash", hash32),
     Member("fused_group_id", u32, doc="0 = unfused"),
 ], size=64, align=8, chapter=14, doc="One computation: one cache line.")
+
+
+def inst_word(op: int = MicroOp.LOAD, dtype: int = ScalarType.Undefined,
+              operands: tuple[int, int, int] = (0, 0, 0)) -> int:
+    """An Inst as its little-endian u64: op | (u8)dtype << 8 | o0 << 16 | o1 << 32 | o2 << 48."""
+    o0, o1, o2 = operands
+    return op | (dtype & 0xFF) << 8 | o0 << 16 | o1 << 32 | o2 << 48
+
+
+def classify_node_kind(kernel_id: int) -> NodeKind:
+    """The node kind lowering gives a CKernelId, rules in precedence order: cumulative sum and
+    associative scan are SCAN; COPY_ is MUTATION; 25..56 POINTWISE; 57..64 REDUCTION; 73..88
+    (views) NOP; everything else, OPAQUE included, EXTERN."""
+    if kernel_id in (CKernelId.REDUCE_CUMSUM, CKernelId.ASSOC_SCAN):
+        return NodeKind.SCAN
+    if kernel_id == CKernelId.COPY_:
+        return NodeKind.MUTATION
+    if CKernelId.ACT_RELU <= kernel_id <= CKernelId.EWISE_FILL:
+        return NodeKind.POINTWISE
+    if CKernelId.REDUCE_SUM <= kernel_id <= CKernelId.REDUCE_TOPK:
+        return NodeKind.REDUCTION
+    if CKernelId.VIEW <= kernel_id <= CKernelId.UNFOLD:
+        return NodeKind.NOP
+    return NodeKind.EXTERN
+
+
+NODE_KIND_OF = tuple(classify_node_kind(k) for k in range(CKernelId.NUM_KERNELS))
+"""classify_node_kind for every CKernelId 0..146. Real code: `Graph.h`, `classify_node_kind`."""
