@@ -45,18 +45,38 @@ MODULI = (-4, -3, 3, 4)
 E14_550 = "E14.550"
 E14_551 = "E14.551"
 E14_552 = "E14.552"
-OPEN_FINDINGS = {
-    E14_550: "a nested floor division (floor_div rule 6, modular_indexing rule 5) merges the "
-             "divisors even when the outer one is negative: floor(floor(a / b) / c) is "
-             "floor(a / (b c)) only for c > 0",
-    E14_551: "ceil_div of a non-constant by a negative constant becomes "
-             "floor_div(l + (r - 1), r), which is the ceiling only for r > 0",
-    E14_552: "modular_indexing folds a negative modulus to v + m when C's remainder v is "
-             "negative, a value below zero that is neither the non-negative modulus its flag "
-             "states nor Python's",
-}
-"""Unsound rules z3 finds in the spec's pool as well as the seed's: findings for the pool's
-constructors, not yet errata (the spec's answer equals the seed's)."""
+
+@dataclass(frozen=True)
+class Finding:
+    """An unsound rule z3 finds in the spec's pool as well as the seed's: the id it would take
+    as an erratum, what is wrong, an `expr.canon` expression (x, y positive) with the pool's
+    canonical answer now and a sound one the spec could give instead."""
+
+    id: str
+    title: str
+    expr: list
+    now: Any
+    sound: Any
+
+
+OPEN_FINDINGS = {f.id: f for f in (
+    Finding(E14_550, "A nested floor division merges its divisors even when the outer one is "
+            "negative (floor_div rule 6, modular_indexing rule 5): floor(floor(a / b) / c) is "
+            "floor(a / (b c)) only for c > 0; at x = 1, (x // 2) // -2 is 0, x // -4 is -1",
+            ["floor_div", ["floor_div", "x", 2], -2], ["FLOOR_DIV", "x", -4],
+            ["FLOOR_DIV", ["FLOOR_DIV", "x", 2], -2]),
+    Finding(E14_551, "ceil_div by a negative constant becomes floor_div(l + (r - 1), r), the "
+            "ceiling only for r > 0; at x = 1, ceil(1 / -2) is 0, (1 - 3) // -2 is 1; for "
+            "r < 0 the ceiling is floor_div(l + (r + 1), r)",
+            ["ceil_div", "x", -2], ["FLOOR_DIV", ["ADD", -3, "x"], -2],
+            ["FLOOR_DIV", ["ADD", -1, "x"], -2]),
+    Finding(E14_552, "modular_indexing folds a negative modulus to v + m when C's remainder v "
+            "is negative, below zero, neither the non-negative modulus its flag states nor "
+            "Python's: (-5 // 2) mod -4 folds to -7",
+            ["modular_indexing", -5, 2, -4], -7, 1),
+)}
+"""Findings for the pool's constructors, not yet errata: the spec's answer equals the
+seed's, so no witness could tell them apart."""
 
 OPERATOR = {"add": Op.ADD, "add_n": Op.ADD, "mul": Op.MUL, "mul_n": Op.MUL, "pow": Op.POW,
             "neg": Op.NEG, "floor_div": Op.FLOOR_DIV, "ceil_div": Op.CEIL_DIV, "mod": Op.MOD,

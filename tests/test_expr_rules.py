@@ -4,13 +4,20 @@ the facts' vectors (values worked out by hand from §5.7 and Python's operators)
 
 from __future__ import annotations
 
+import json
+
 import pytest
 import z3
 
-from crucible_spec.spec.errata import NO_ERRATA
+from crucible_spec import load_all
+from crucible_spec.conformance.serve import answer
+from crucible_spec.engine import Implementation
+from crucible_spec.spec.errata import NO_ERRATA, profile_errata
 from crucible_spec.spec.expr import ExprFlags, Op
+from crucible_spec.spec.expr_ops import canon_args
 from crucible_spec.spec.expr_rule_table import RULE, RULES
 from crucible_spec.spec.expr_rules import (
+    OPEN_FINDINGS,
     check_rule,
     pool_with_symbols,
     python_values,
@@ -165,3 +172,24 @@ def test_an_op_without_meaning_is_refused():
     pool, s = pool_with_symbols(NO_ERRATA)
     with pytest.raises(ValueError, match="SQRT"):
         to_z3(pool.make(Op.SQRT, [s["x"]]), {})
+
+
+@pytest.mark.parametrize("finding", sorted(OPEN_FINDINGS))
+@pytest.mark.parametrize("profile", ["crucible", "crucible@8d2680a2"])
+def test_open_findings_through_expr_canon(finding, profile):
+    """Both profiles answer the finding's expression alike, as stated (when the pool is fixed,
+    the spec's answer changes and the finding becomes an erratum)."""
+    load_all()
+    f = OPEN_FINDINGS[finding]
+    out = answer(json.dumps({"id": 1, "op": "expr.canon", "args": canon_args(f.expr)}),
+                 Implementation("reference", profile_errata(profile)), profile)
+    assert out["result"]["canon"] == f.now
+
+
+@pytest.mark.parametrize("r", [-1, -2, -3, -4, -7])
+def test_the_negative_ceiling_the_finding_proposes(r):
+    """ceil(a / r) = floor((a + r + 1) / r) for r < 0 (E14.551's sound form), for every a."""
+    a = z3.Int("a")
+    s = z3.Solver()
+    s.add(ceil_div_value(a, r) != floor_div_value(a + r + 1, r))
+    assert s.check() == z3.unsat
