@@ -1,8 +1,9 @@
 """Chapter 14 obligations: every integer rewrite rule of ExprPool is sound over the mathematical
-integers on its family of left-hand sides, or z3 finds the witness that it is not (PO14.551
-onwards, one per row of spec/expr_rule_table's RULES, in order). Each row's obligation asks
-z3 under the spec's profile and under Crucible's (E14.501-E14.503): unsat where the profile's
-pool keeps the rule sound, sat (a witness) where its erratum or an open finding breaks it."""
+integers on its family of left-hand sides, or z3 finds the witness that it is not (PO14.551 to
+PO14.589, one per row of spec/expr_rule_table's RULES, in order); each asks z3 under the spec's
+profile and under Crucible's (E14.501-E14.503): unsat where the profile's pool keeps the rule
+sound, sat (a witness) where its erratum or an open finding breaks it. Every node those rules
+make carries only sign, zero and parity flags its meaning keeps (PO14.590)."""
 
 from __future__ import annotations
 
@@ -12,7 +13,14 @@ from ..spec.expr_canon import CanonMixin
 from ..spec.expr_divide import DivideMixin
 from ..spec.expr_logic import LogicMixin
 from ..spec.expr_rule_table import RULES
-from ..spec.expr_rules import Rule, apply, differs_formula, pool_with_symbols, seed_errata
+from ..spec.expr_rules import (
+    Rule,
+    apply,
+    differs_formula,
+    flags_formula,
+    pool_with_symbols,
+    seed_errata,
+)
 from ..spec.registry import Mutant
 from .obligation import Query, z3_obligation
 
@@ -172,3 +180,34 @@ def _register(index: int, rule: Rule) -> None:
 
 for _i, _rule in enumerate(RULES):
     _register(_i, _rule)
+
+
+def flag_queries(_subject) -> list[Query]:
+    """Per profile: no node any rule's instances make carries a flag its meaning breaks."""
+    out = []
+    for profile, errata in (("spec", NO_ERRATA), ("crucible@8d2680a2", seed_errata())):
+        pool, syms = pool_with_symbols(errata)
+        cases = [(args, apply(pool, rule.constructor, args))
+                 for rule in RULES for args in rule.instances(pool, syms)]
+        out.append(Query(f"flags under {profile}", flags_formula(cases), rlimit=RLIMIT))
+    return out
+
+
+@z3_obligation(
+    "PO14.590",
+    "Every node ExprPool's rules make on their families (results and their children, under "
+    "both profiles) carries only sign, zero and parity flags that hold of its meaning, its "
+    "symbols within their declared ranges: FLOOR_DIV is non-negative only over a non-negative "
+    "dividend and a positive divisor, MOD and MODULAR_INDEXING are never negative.",
+    covers=("expr.canon",),
+    subject=DivideMixin.floor_div_node,
+    mutants=(
+        Mutant.edit("non-negative over a zero divisor", "FLOOR_DIV is flagged non-negative "
+                    "over a non-negative divisor", D.floor_div_node,
+                    "rhs.flags & ExprFlags.IS_POSITIVE", "rhs.flags & ExprFlags.IS_NONNEGATIVE"),
+        Mutant.edit("MOD positive", "a MOD node is flagged positive", D.mod, "0x0021", "0x0029"),
+    ),
+    timeout_s=240.0,
+)
+def flags_hold(subject):
+    return flag_queries(subject)

@@ -28,7 +28,7 @@ from . import expr_errata  # noqa: F401  (registers E14.501-E14.503 in the seed'
 from .errata import NO_ERRATA, SEEDS, profile_errata
 from .expr import ExprFlags, Op
 from .expr_pool import NO_SYMBOL, ExprPool, Node
-from .expr_semantics import evaluate, ranges, to_z3
+from .expr_semantics import evaluate, flag_claims, ranges, to_z3
 
 F = ExprFlags
 INTEGER_SYMBOL = int(F.IS_INTEGER | F.IS_REAL | F.IS_FINITE)
@@ -180,6 +180,28 @@ def differs_formula(constructor: str, cases: list[tuple[tuple[Node, ...], Node]]
     diffs = [lhs_meaning(constructor, args, symbols) != to_z3(result, symbols)
              for args, result in cases]
     return z3.And(ranges(nodes, symbols), z3.Or(*diffs))
+
+
+def reachable(node: Node, out: dict[int, Node]) -> dict[int, Node]:
+    """Every node under `node` (itself included), by creation number."""
+    if node.seq not in out:
+        out[node.seq] = node
+        for a in node.args:
+            reachable(a, out)
+    return out
+
+
+def flags_formula(cases: list[tuple[tuple[Node, ...], Node]]) -> Any:
+    """Some integer node a case's result reaches carries a sign, zero or parity flag its
+    meaning breaks, all symbols within range."""
+    symbols: dict[int, Any] = {}
+    found: dict[int, Node] = {}
+    for _, result in cases:
+        reachable(result, found)
+    numbers = [n for n in found.values() if not n.flags & ExprFlags.IS_BOOLEAN
+               and n.op not in (Op.BOOL_TRUE, Op.BOOL_FALSE)]
+    lies = [z3.Not(flag_claims(n.flags, to_z3(n, symbols))) for n in numbers]
+    return z3.And(ranges(list(found.values()), symbols), z3.Or(False, *lies))
 
 
 def witness(constructor: str, cases: list[tuple[tuple[Node, ...], Node]],

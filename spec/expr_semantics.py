@@ -198,17 +198,22 @@ def to_z3(node: Any, symbols: dict[int, Value]) -> Value:
     return evaluate(node, symbols, lift=True)
 
 
-def declared_range(flags: int, x: Value) -> Value:
-    """What a symbol's assumption flags declare about its value x, within i64."""
+def flag_claims(flags: int, x: Value) -> Value:
+    """What the sign, zero and parity flags state about the value x."""
     f = ExprFlags(flags)
-    facts = [x >= INT64_MIN, x <= INT64_MAX]
+    facts = []
     for bit, holds in ((ExprFlags.IS_POSITIVE, x > 0), (ExprFlags.IS_NEGATIVE, x < 0),
                        (ExprFlags.IS_NONNEGATIVE, x >= 0), (ExprFlags.IS_NONPOSITIVE, x <= 0),
                        (ExprFlags.IS_ZERO, x == 0), (ExprFlags.IS_EVEN, x % 2 == 0),
                        (ExprFlags.IS_ODD, x % 2 == 1)):
         if bit in f:
             facts.append(holds)
-    return z3.And(*facts)
+    return z3.And(True, *facts)
+
+
+def declared_range(flags: int, x: Value) -> Value:
+    """What a symbol's assumption flags declare about its value x, within i64."""
+    return z3.And(x >= INT64_MIN, x <= INT64_MAX, flag_claims(flags, x))
 
 
 def symbols_of(node: Any, out: dict[tuple[int, int], Any] | None = None
