@@ -21,6 +21,7 @@ from ..spec.expr_arith import (
     ceil_div_fold,
     floor_div_fold,
     modular_indexing_fold,
+    modular_indexing_fold_seed,
     mul_wrap,
     python_mod_fold,
 )
@@ -29,7 +30,7 @@ from ..spec.registry import Mutant
 from .obligation import Query, z3_obligation
 
 FOLD_DIVISORS = (*DIVISORS, INT64_MAX, INT64_MIN)
-MODULI = (1, 4)
+MODULI = (1, 4, -4)
 RLIMIT = 400_000_000
 
 
@@ -76,8 +77,8 @@ def fold_queries(_subject) -> list[Query]:
         for mod in MODULI:
             v = modular_indexing_fold(a, z3.BitVecVal(d, 64), z3.BitVecVal(mod, 64))
             q = floor_div_fold(a, z3.BitVecVal(d, 64))
-            ok = z3.And(v >= 0, v < mod, z3.SRem(q - v, mod) == 0)
-            out.append(Query(f"modular_indexing_fold(b, {d}, {mod}) is (b // {d}) mod {mod}",
+            ok = z3.And(v >= 0, v < abs(mod), z3.SRem(q - v, mod) == 0)
+            out.append(Query(f"modular_indexing_fold(b, {d}, {mod}) is (b // {d}) mod {abs(mod)}",
                              z3.Not(ok), rlimit=RLIMIT))
     total = wide(a) + wide(b)
     out.append(Query("add_wrap is the sum when it fits i64",
@@ -92,6 +93,9 @@ def fold_queries(_subject) -> list[Query]:
     out += [
         Query("C's remainder by 3 is negative for some dividend (mod's seed fold, E14.503)",
               c_rem(a, three) < 0, expect="sat"),
+        Query("the seed's fold of a negative modulus can be negative (E14.552)",
+              modular_indexing_fold_seed(a, z3.BitVecVal(2, 64), z3.BitVecVal(-4, 64)) < 0,
+              expect="sat"),
         Query("INT64_MAX + 1 wraps to INT64_MIN",
               add_wrap(z3.BitVecVal(INT64_MAX, 64), z3.BitVecVal(1, 64)) == INT64_MIN,
               expect="sat"),
@@ -106,9 +110,10 @@ def fold_queries(_subject) -> list[Query]:
     "PO14.550",
     "ExprPool's constant folding on i64 (floor_div_fold, ceil_div_fold, python_mod_fold, "
     "modular_indexing_fold, add_wrap, mul_wrap) is the mathematical floor, ceiling, Python "
-    "modulo, (b // d) mod m, sum and product wherever the result fits i64, for every i64 "
+    "modulo, (b // d) mod |m|, sum and product wherever the result fits i64, for every i64 "
     "dividend and the rules' divisors and the i64 extremes; C's remainder by 3 is negative for "
-    "some dividend, INT64_MAX + 1 is INT64_MIN and INT64_MIN // -1 is INT64_MIN.",
+    "some dividend, the seed's fold of a negative modulus is negative for some (E14.552), "
+    "INT64_MAX + 1 is INT64_MIN and INT64_MIN // -1 is INT64_MIN.",
     covers=("expr.canon",),
     subject=floor_div_fold,
     mutants=(
@@ -119,7 +124,7 @@ def fold_queries(_subject) -> list[Query]:
         Mutant.edit("modulo moved down", "the Python correction subtracts b", python_mod_fold,
                     "rem + b, rem)", "rem - b, rem)"),
         Mutant.edit("modular index left negative", "a negative remainder is kept",
-                    modular_indexing_fold, "v + m, v)", "v, v)"),
+                    modular_indexing_fold, "v + select(m < 0, -m, m), v)", "v, v)"),
         Mutant.edit("sum as difference", "add_wrap subtracts", add_wrap, "wrap64(a + b)",
                     "wrap64(a - b)"),
         Mutant.edit("product as sum", "mul_wrap adds", mul_wrap, "wrap64(a * b)",

@@ -73,9 +73,10 @@ MUTANTS: dict[str, tuple[Mutant, ...]] = {
                                 "by itself", D.floor_div,
                                 "self.mul(lhs.args[1], rhs))",
                                 "self.mul(lhs.args[1], lhs.args[1]))"),),
-    "floor_div 6 (c < 0)": (Mutant.edit("rule 6 skipped", "nested divisions are left nested, "
-                                        "which hides the finding", D.floor_div,
-                                        "if lhs.op in _DIVS:  # 6", "if False:  # 6"),),
+    "floor_div 6 (c < 0)": (Mutant.edit("any outer divisor merges", "the seed's rule 6: a "
+                                        "negative outer divisor merges too", D.floor_div,
+                                        "if lhs.op in _DIVS and self.merges_divisors(rhs):",
+                                        "if lhs.op in _DIVS:"),),
     "floor_div 7": (Mutant.edit("any divisor splits a sum", "the spec's rule 7 takes a "
                                 "negative divisor too", D.sum_rule_applies, "return d > 0 or",
                                 "return d != 0 or"),),
@@ -88,11 +89,10 @@ MUTANTS: dict[str, tuple[Mutant, ...]] = {
                                ceil_div_fold, "q + 1, q)", "q, q)"),),
     "ceil_div 2": (Mutant.edit("off by one", "the dividend is moved up by r, not r - 1",
                                D.ceil_div, "self.add(rhs, self.integer(-1))", "rhs"),),
-    "ceil_div 2 (r < 0)": (Mutant.edit("ceil_div kept as a node", "no rewrite into floor_div, "
-                                       "which hides the finding", D.ceil_div,
-                                       "return self.floor_div(self.add(lhs, self.add(rhs, "
-                                       "self.integer(-1))), rhs)",
-                                       "return self.intern_node(Op.CEIL_DIV, (lhs, rhs), 1)"),),
+    "ceil_div 2 (r < 0)": (Mutant.edit("positive form for every divisor", "the seed's "
+                                       "ceil_div: l + (r - 1) whatever r's sign", D.ceil_div,
+                                       "if rhs.flags & ExprFlags.IS_POSITIVE or E14_551",
+                                       "if True or E14_551"),),
     "mod 1": (Mutant.edit("C remainder", "the spec's mod folds with C's `%`", D.mod,
                           "fold = c_rem if E14_503 in self.errata else python_mod_fold",
                           "fold = c_rem"),),
@@ -108,13 +108,13 @@ MUTANTS: dict[str, tuple[Mutant, ...]] = {
                                        D.modular_indexing, "return self.integer(0)",
                                        "return self.integer(1)"),),
     "modular_indexing 2": (Mutant.edit("negative moved down", "a negative remainder is moved "
-                                       "by -m", modular_indexing_fold, "v + m, v)",
-                                       "v - m, v)"),),
-    "modular_indexing 2 (m < 0)": (Mutant.edit("fold only for m > 0", "constants with a "
-                                               "negative modulus stay a node, which hides "
-                                               "the finding", D.modular_indexing,
-                                               "and d.payload != 0 and m.payload != 0:",
-                                               "and d.payload != 0 and m.payload > 0:"),),
+                                       "by -|m|", modular_indexing_fold,
+                                       "v + select(m < 0, -m, m), v)",
+                                       "v - select(m < 0, -m, m), v)"),),
+    "modular_indexing 2 (m < 0)": (Mutant.edit("moved up by m", "the seed's fold: a "
+                                               "negative remainder is moved by m, not |m|",
+                                               modular_indexing_fold,
+                                               "v + select(m < 0, -m, m), v)", "v + m, v)"),),
     "modular_indexing 3": (Mutant.edit("zero divisor simplified", "the spec's pool skips its "
                                        "rule 0", D.modular_indexing,
                                        "if d.is_int(0) and E14_502 not in self.errata",
@@ -127,10 +127,10 @@ MUTANTS: dict[str, tuple[Mutant, ...]] = {
                                        "divisor by itself", D.modular_indexing,
                                        "self.mul(b.args[1], d), m)",
                                        "self.mul(b.args[1], b.args[1]), m)"),),
-    "modular_indexing 5 (d < 0)": (Mutant.edit("rule 5 skipped", "nested divisions are left "
-                                               "nested, which hides the finding",
-                                               D.modular_indexing, "if b.op in _DIVS:  # 5",
-                                               "if False:  # 5"),),
+    "modular_indexing 5 (d < 0)": (Mutant.edit("any divisor merges", "the seed's rule 5: a "
+                                               "negative d merges too", D.modular_indexing,
+                                               "if b.op in _DIVS and self.merges_divisors(d):",
+                                               "if b.op in _DIVS:"),),
     "min_expr 1-3": (Mutant.edit("min picks the larger", "two INTEGERs fold to the larger",
                                  C.min_expr, "lhs.payload <= rhs.payload",
                                  "lhs.payload >= rhs.payload"),),
@@ -166,8 +166,7 @@ def rule_queries(rule: Rule) -> list[Query]:
 
 def _statement(rule: Rule) -> str:
     verdict = ("sound under both profiles" if rule.expected(seed_errata()) == "proved" else
-               f"unsound in the spec's pool as well ({rule.open}, an open finding)" if rule.open
-               else f"sound under the spec's profile; Crucible's breaks it ({rule.seed})")
+               f"sound under the spec's profile; Crucible's breaks it ({rule.seed})")
     return (f"ExprPool's {rule.constructor} rule {rule.rule} ({rule.statement}) keeps the "
             f"meaning of its left-hand side over the mathematical integers on its family: "
             f"{verdict}.")

@@ -57,8 +57,9 @@ def hash_of(op: int, payload: int, sym: int, flags: int) -> int:
 class Pool:
     def __init__(self, capacity: int, errata: frozenset[str]):
         self.cap = 16
-        self.seed_sum, self.seed_zero, self.seed_mod = (
-            e in errata for e in ("E14.501", "E14.502", "E14.503"))
+        self.seed_sum, self.seed_zero, self.seed_mod, self.seed_nest, self.seed_ceil, \
+            self.seed_mod_index = (e in errata for e in (
+                "E14.501", "E14.502", "E14.503", "E14.550", "E14.551", "E14.552"))
         while self.cap < capacity:
             self.cap *= 2
         self.nodes: list[tuple] = []
@@ -326,7 +327,7 @@ class Pool:
             return self.neg(a)
         if a == b:
             return self.num(1)
-        if self.op(a) in ("FLOOR_DIV", "CLEAN_DIV"):
+        if self.op(a) in ("FLOOR_DIV", "CLEAN_DIV") and (self.flags(b) & 0x8 or self.seed_nest):
             return self.floor_div(self.kids(a)[0], self.mul(self.kids(a)[1], b))
         d = self.val(b) if self.is_int(b) else 0
         if self.op(a) == "ADD" and (d > 0 or (self.seed_sum and d != 0)):
@@ -352,7 +353,11 @@ class Pool:
     def ceil_div(self, a, b):
         if self.is_int(a) and self.is_int(b) and self.val(b) != 0:
             return self.num(wrap(-(-self.val(a) // self.val(b))))
-        return self.floor_div(self.add(a, self.add(b, self.num(-1))), b)
+        if self.flags(b) & 0x8 or self.seed_ceil:
+            return self.floor_div(self.add(a, self.add(b, self.num(-1))), b)
+        if self.flags(b) & 0x10:
+            return self.floor_div(self.add(a, self.add(b, self.num(1))), b)
+        return self.neg(self.floor_div(self.neg(a), b))
 
     def mods(self, op, a, b):
         if self.is_int(a) and self.is_int(b):
@@ -373,7 +378,8 @@ class Pool:
         if self.is_v(b, 0) or self.is_v(m, 1):
             return self.num(0)
         if all(self.is_int(n) for n in (b, d, m)) and self.val(d) and self.val(m):
-            return self.num(self.neg_m(self.val(b) // self.val(d), self.val(m)))
+            q, mv = self.val(b) // self.val(d), self.val(m)
+            return self.num(self.neg_m(q, mv) if self.seed_mod_index else wrap(q) % abs(mv))
         if not self.is_v(d, 1):
             g = math.gcd(self.factor(b), self.factor(d))
             if g > 1:
@@ -386,7 +392,7 @@ class Pool:
                 if not keep:
                     return self.num(0)
                 return self.mod_index(keep[0] if len(keep) == 1 else self.add_n(keep), d, m)
-        if self.op(b) in ("FLOOR_DIV", "CLEAN_DIV"):
+        if self.op(b) in ("FLOOR_DIV", "CLEAN_DIV") and (self.flags(d) & 0x8 or self.seed_nest):
             return self.mod_index(self.kids(b)[0], self.mul(self.kids(b)[1], d), m)
         return self.node("MODULAR_INDEXING", (b, d, m), 0x21)
 

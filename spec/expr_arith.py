@@ -70,7 +70,15 @@ def python_mod_fold(a: I64, b: I64) -> I64:
 
 
 def modular_indexing_fold(b: I64, d: I64, m: I64) -> I64:
-    """(b // d) mod m: Python's floor quotient, then C's remainder moved up by m when negative."""
+    """(b // d) mod |m|: Python's floor quotient, then C's remainder moved up by |m| when
+    negative, so the result is never negative (as MODULAR_INDEXING's flag states)."""
+    v = c_rem(floor_div_fold(b, d), m)
+    return wrap64(select(v < 0, v + select(m < 0, -m, m), v))
+
+
+def modular_indexing_fold_seed(b: I64, d: I64, m: I64) -> I64:
+    """The seed's fold: C's remainder moved up by m, so a negative m can give a negative
+    result (E14.552)."""
     v = c_rem(floor_div_fold(b, d), m)
     return wrap64(select(v < 0, v + m, v))
 

@@ -4,15 +4,19 @@ built on C's truncating `/` and `%`).
 
 floor_div(l, r): 0. a divisor of INTEGER 0 is left as FLOOR_DIV(l, 0) (E14.502); 1. two
   INTEGERs fold; 2. 0 // r = 0; 3. l // 1 = l; 4. l // -1 = neg(l); 5. l // l = 1;
-  6. (a // b) // r = a // (b * r); 7. a sum over a positive INTEGER d (E14.501): terms whose
-  coefficient d divides leave as quotients, the rest stay under the division; 8. a common
-  integer factor g > 1 of both sides cancels; 9. FLOOR_DIV(l, r).
-ceil_div: two INTEGERs fold, else floor_div(l + (r - 1), r). clean_div is floor_div.
+  6. (a // b) // r = a // (b * r) for a positive r (E14.550); 7. a sum over a positive
+  INTEGER d (E14.501): terms whose coefficient d divides leave as quotients, the rest stay
+  under the division; 8. a common integer factor g > 1 of both sides cancels;
+  9. FLOOR_DIV(l, r).
+ceil_div: two INTEGERs fold; else floor_div(l + (r - 1), r) for a positive r,
+  floor_div(l + (r + 1), r) for a negative one, -floor_div(-l, r) for a divisor of unknown
+  sign (E14.551). clean_div is floor_div.
 mod / python_mod: fold (mod: for r > 0, non-negative, E14.503; python_mod: r's sign), then
   0 % r, l % l and l % 1 are 0, a parity flag answers % 2, else the node.
 modular_indexing(b, d, m) = (b // d) mod m: 0. d of INTEGER 0 is left (E14.502); 1. b = 0 or
-  m = 1: 0; 2. three INTEGERs fold; 3. a common factor of b and d cancels; 4. terms of a sum
-  that m*d divides drop; 5. (a // c) // d = a // (c * d); 6. the node.
+  m = 1: 0; 2. three INTEGERs fold, never below zero (E14.552); 3. a common factor of b and d
+  cancels; 4. terms of a sum that m*d divides drop; 5. (a // c) // d = a // (c * d) for a
+  positive d (E14.550); 6. the node.
 """
 
 from __future__ import annotations
@@ -24,6 +28,7 @@ from .expr_arith import (
     ceil_div_fold,
     floor_div_fold,
     modular_indexing_fold,
+    modular_indexing_fold_seed,
     mul_wrap,
     python_mod_fold,
 )
@@ -32,6 +37,9 @@ from .expr_canon import Node
 E14_501 = "E14.501"
 E14_502 = "E14.502"
 E14_503 = "E14.503"
+E14_550 = "E14.550"
+E14_551 = "E14.551"
+E14_552 = "E14.552"
 _DIVS = (Op.FLOOR_DIV, Op.CLEAN_DIV)
 
 
@@ -99,7 +107,7 @@ class DivideMixin:
             return self.neg(lhs)
         if lhs is rhs:  # 5
             return self.integer(1)
-        if lhs.op in _DIVS:  # 6
+        if lhs.op in _DIVS and self.merges_divisors(rhs):  # 6
             return self.floor_div(lhs.args[0], self.mul(lhs.args[1], rhs))
         if lhs.op == Op.ADD and rhs.op == Op.INTEGER and self.sum_rule_applies(rhs.payload):  # 7
             split = self.floor_div_sum(lhs, rhs)
@@ -110,6 +118,10 @@ class DivideMixin:
             return self.floor_div(self.divide_coefficients(lhs, g),
                                   self.divide_coefficients(rhs, g))
         return self.floor_div_node(lhs, rhs)  # 9
+
+    def merges_divisors(self, outer: Node) -> bool:
+        """Rule 6 needs a positive outer divisor (the seed: any, E14.550)."""
+        return bool(outer.flags & ExprFlags.IS_POSITIVE) or E14_550 in self.errata
 
     def sum_rule_applies(self, d: int) -> bool:
         """Rule 7 needs a positive divisor (the seed: any non-zero one, E14.501)."""
@@ -145,10 +157,16 @@ class DivideMixin:
         return self.floor_div(lhs, rhs)
 
     def ceil_div(self, lhs: Node, rhs: Node) -> Node:
-        """Two INTEGERs fold to the ceiling; else floor_div(lhs + (rhs + -1), rhs)."""
+        """Two INTEGERs fold to the ceiling; else a floor division by the divisor's sign:
+        (lhs + (rhs - 1)) // rhs for rhs > 0 (the seed's for any rhs, E14.551),
+        (lhs + (rhs + 1)) // rhs for rhs < 0, -((-lhs) // rhs) when the sign is unknown."""
         if lhs.op == rhs.op == Op.INTEGER and rhs.payload != 0:
             return self.integer(ceil_div_fold(lhs.payload, rhs.payload))
-        return self.floor_div(self.add(lhs, self.add(rhs, self.integer(-1))), rhs)
+        if rhs.flags & ExprFlags.IS_POSITIVE or E14_551 in self.errata:
+            return self.floor_div(self.add(lhs, self.add(rhs, self.integer(-1))), rhs)
+        if rhs.flags & ExprFlags.IS_NEGATIVE:
+            return self.floor_div(self.add(lhs, self.add(rhs, self.integer(1))), rhs)
+        return self.neg(self.floor_div(self.neg(lhs), rhs))
 
     # ── mod, python_mod ──────────────────────────────────────────────────────────────────────
 
@@ -187,7 +205,9 @@ class DivideMixin:
         if b.is_int(0) or m.is_int(1):  # 1
             return self.integer(0)
         if b.op == d.op == m.op == Op.INTEGER and d.payload != 0 and m.payload != 0:  # 2
-            return self.integer(modular_indexing_fold(b.payload, d.payload, m.payload))
+            fold = modular_indexing_fold_seed if E14_552 in self.errata \
+                else modular_indexing_fold
+            return self.integer(fold(b.payload, d.payload, m.payload))
         if not d.is_int(1):  # 3
             g = gcd(integer_factor(b), integer_factor(d))
             if g > 1:
@@ -202,6 +222,6 @@ class DivideMixin:
                     return self.integer(0)
                 rest = kept[0] if len(kept) == 1 else self.add_n(kept)
                 return self.modular_indexing(rest, d, m)
-        if b.op in _DIVS:  # 5
+        if b.op in _DIVS and self.merges_divisors(d):  # 5
             return self.modular_indexing(b.args[0], self.mul(b.args[1], d), m)
         return self.intern_node(Op.MODULAR_INDEXING, (b, d, m), 0x0021)  # 6

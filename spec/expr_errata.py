@@ -5,7 +5,7 @@ as integer, positive symbols."""
 from __future__ import annotations
 
 from .errata import SEEDS, erratum
-from .expr_divide import E14_501, E14_502, E14_503
+from .expr_divide import E14_501, E14_502, E14_503, E14_550, E14_551, E14_552
 from .expr_ops import canon_args
 
 E14_500 = "E14.500"
@@ -73,4 +73,47 @@ erratum(
            "dividend's sign: mod(-7, 3) is -1. The spec folds a positive divisor with the "
            "floor modulo (python_mod's), so mod(-7, 3) is 2 and a folded MOD is never "
            "negative, as its node's flags say.",
+)
+erratum(
+    E14_550, "A nested floor division merges its divisors even when the outer one is negative",
+    seed=SEEDS["crucible"], location="include/crucible/ExprPool.h floor_div (rule 6), "
+                                      "modular_indexing (rule 5)",
+    ops=("expr.canon",),
+    witness={"args": canon_args(["floor_div", ["floor_div", "x", 2], -2]),
+             "spec": {"canon": ["FLOOR_DIV", ["FLOOR_DIV", "x", 2], -2]},
+             "seed": {"canon": ["FLOOR_DIV", "x", -4]}},
+    also=({"op": "expr.canon",
+           "args": canon_args(["modular_indexing", ["floor_div", "x", 2], -2, 5]),
+           "spec": {"canon": ["MODULAR_INDEXING", ["FLOOR_DIV", "x", 2], -2, 5]},
+           "seed": {"canon": ["MODULAR_INDEXING", "x", -4, 5]}},),
+    flag="result",
+    detail="floor(floor(a / b) / c) is floor(a / (b c)) only for c > 0: at x = 1, (x // 2) // -2 "
+           "is 0 and x // -4 is -1. z3 finds the witness (PO14.556). The spec merges the "
+           "divisors only when the outer one is known positive (a positive INTEGER or a "
+           "symbol declared positive) and otherwise keeps the nested division.",
+)
+erratum(
+    E14_551, "ceil_div by a divisor not known positive is rewritten with the positive form",
+    seed=SEEDS["crucible"], location="include/crucible/ExprPool.h ceil_div",
+    ops=("expr.canon",),
+    witness={"args": canon_args(["ceil_div", "x", -2]),
+             "spec": {"canon": ["FLOOR_DIV", ["ADD", -1, "x"], -2]},
+             "seed": {"canon": ["FLOOR_DIV", ["ADD", -3, "x"], -2]}},
+    flag="result",
+    detail="ceil(l / r) = floor((l + r - 1) / r) holds only for r > 0: at x = 1, ceil(1 / -2) "
+           "is 0 while (1 - 3) // -2 is 1. The spec keeps that form for a divisor known "
+           "positive, uses floor((l + r + 1) / r) for one known negative, and -floor(-l / r) "
+           "(true for every non-zero r) when the sign is unknown.",
+)
+erratum(
+    E14_552, "modular_indexing folds a negative modulus to a negative value",
+    seed=SEEDS["crucible"], location="include/crucible/ExprPool.h modular_indexing (rule 2)",
+    ops=("expr.canon",),
+    witness={"args": canon_args(["modular_indexing", -5, 2, -4]),
+             "spec": {"canon": 1}, "seed": {"canon": -7}},
+    flag="result",
+    detail="The fold takes C's remainder v of (b // d) by m and adds m when v < 0; with m < 0 "
+           "that moves v further down: (-5 // 2) mod -4 is -3 + -4 = -7, which is neither the "
+           "non-negative value every MODULAR_INDEXING node's flags state nor Python's -3. The "
+           "spec adds |m|, so the fold is (b // d) mod |m|, in [0, |m|).",
 )

@@ -9,17 +9,9 @@ from __future__ import annotations
 
 from itertools import product
 
-from .expr_divide import E14_501, E14_502, E14_503
+from .expr_divide import E14_501, E14_502, E14_503, E14_550, E14_551, E14_552
 from .expr_pool import ExprPool, Node
-from .expr_rules import (
-    DIVIDENDS,
-    DIVISORS,
-    E14_550,
-    E14_551,
-    E14_552,
-    MODULI,
-    Rule,
-)
+from .expr_rules import DIVIDENDS, DIVISORS, MODULI, Rule
 
 P = ExprPool
 S = dict[str, Node]
@@ -156,7 +148,7 @@ RULES: tuple[Rule, ...] = (
                        (p.add(s["x"], s["y"]), p.integer(-1))]),
     Rule("floor_div", "6", "(a // b) // c = a // (b c), c > 0", _nested(1)),
     Rule("floor_div", "6 (c < 0)", "(a // b) // c = a // (b c), c < 0", _nested(-1),
-         open=E14_550),
+         seed=E14_550),
     Rule("floor_div", "7", "(q d + rest) // d = q + rest // d for an INTEGER d",
          _floor_div_sum, seed=E14_501),
     Rule("floor_div", "8", "a common integer factor of both sides cancels (not a zero divisor)",
@@ -166,7 +158,7 @@ RULES: tuple[Rule, ...] = (
     Rule("ceil_div", "1", "two INTEGERs fold to the ceiling", _small_pairs),
     Rule("ceil_div", "2", "else floor_div(l + (r - 1), r), r > 0", _ceil_div(1)),
     Rule("ceil_div", "2 (r < 0)", "else floor_div(l + (r - 1), r), r < 0", _ceil_div(-1),
-         open=E14_551),
+         seed=E14_551),
     Rule("mod", "1", "two INTEGERs with r > 0 fold to the non-negative remainder",
          lambda p, s: [_ints(p, a, b) for a, b in product(DIVIDENDS, (1, 2, 3, 4, 5))],
          seed=E14_503),
@@ -180,7 +172,7 @@ RULES: tuple[Rule, ...] = (
                        (s["x"], p.integer(-3), p.integer(1))]),
     Rule("modular_indexing", "2", "three INTEGERs fold, m > 0", _mi_fold(1)),
     Rule("modular_indexing", "2 (m < 0)", "three INTEGERs fold, m < 0", _mi_fold(-1),
-         open=E14_552),
+         seed=E14_552),
     Rule("modular_indexing", "3", "a common factor of b and d cancels (not a zero divisor)",
          _mi_gcd, seed=E14_502),
     Rule("modular_indexing", "4", "terms of a sum whose coefficient m d divides drop",
@@ -188,7 +180,7 @@ RULES: tuple[Rule, ...] = (
     Rule("modular_indexing", "5", "(a // c) mod-indexed by d is a mod-indexed by c d, d > 0",
          _mi_nested(1)),
     Rule("modular_indexing", "5 (d < 0)", "(a // c) mod-indexed by d is a mod-indexed by c d, "
-         "d < 0", _mi_nested(-1), open=E14_550),
+         "d < 0", _mi_nested(-1), seed=E14_550),
     Rule("min_expr", "1-3", "l == r gives l; INTEGERs fold; else one level flattened, sorted, "
          "deduplicated", lambda p, s: [(s["x"], s["x"]), _ints(p, 3, -7),
                                        (p.integer(3), p.min_expr(s["x"], p.integer(5))),

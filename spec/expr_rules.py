@@ -10,9 +10,10 @@ other than its left-hand side (invariant I5 of §5.9).
 3. z3 is asked for symbol values within their declared ranges under which some instance's
    result differs from its left-hand side: unsat, the rule is sound on its family; sat, the
    model is a witness (the instance and the symbol values).
-4. Each rule states its verdict under the spec's profile and under the seed's: the errata of
-   the seed that break it (E14.501 to E14.503, the pool's own), and the findings z3 makes in
-   the spec's pool as well (OPEN_FINDINGS: E14.550 to E14.552, the spec's pool still has them).
+4. Each rule states its verdict under the spec's profile (proved) and under the seed's: the
+   erratum of the seed that breaks it (E14.501 to E14.503, and E14.550 to E14.552, which z3
+   found: a nested division by a negative divisor, ceil_div by a negative divisor, and the
+   fold of a negative modulus).
 """
 
 from __future__ import annotations
@@ -42,42 +43,6 @@ DIVISORS = (-4, -2, -1, 2, 3, 4)
 DIVIDENDS = (-13, -7, -1, 0, 1, 7, 13)
 MODULI = (-4, -3, 3, 4)
 
-E14_550 = "E14.550"
-E14_551 = "E14.551"
-E14_552 = "E14.552"
-
-@dataclass(frozen=True)
-class Finding:
-    """An unsound rule z3 finds in the spec's pool as well as the seed's: the id it would take
-    as an erratum, what is wrong, an `expr.canon` expression (x, y positive) with the pool's
-    canonical answer now and a sound one the spec could give instead."""
-
-    id: str
-    title: str
-    expr: list
-    now: Any
-    sound: Any
-
-
-OPEN_FINDINGS = {f.id: f for f in (
-    Finding(E14_550, "A nested floor division merges its divisors even when the outer one is "
-            "negative (floor_div rule 6, modular_indexing rule 5): floor(floor(a / b) / c) is "
-            "floor(a / (b c)) only for c > 0; at x = 1, (x // 2) // -2 is 0, x // -4 is -1",
-            ["floor_div", ["floor_div", "x", 2], -2], ["FLOOR_DIV", "x", -4],
-            ["FLOOR_DIV", ["FLOOR_DIV", "x", 2], -2]),
-    Finding(E14_551, "ceil_div by a negative constant becomes floor_div(l + (r - 1), r), the "
-            "ceiling only for r > 0; at x = 1, ceil(1 / -2) is 0, (1 - 3) // -2 is 1; for "
-            "r < 0 the ceiling is floor_div(l + (r + 1), r)",
-            ["ceil_div", "x", -2], ["FLOOR_DIV", ["ADD", -3, "x"], -2],
-            ["FLOOR_DIV", ["ADD", -1, "x"], -2]),
-    Finding(E14_552, "modular_indexing folds a negative modulus to v + m when C's remainder v "
-            "is negative, below zero, neither the non-negative modulus its flag states nor "
-            "Python's: (-5 // 2) mod -4 folds to -7",
-            ["modular_indexing", -5, 2, -4], -7, 1),
-)}
-"""Findings for the pool's constructors, not yet errata: the spec's answer equals the
-seed's, so no witness could tell them apart."""
-
 OPERATOR = {"add": Op.ADD, "add_n": Op.ADD, "mul": Op.MUL, "mul_n": Op.MUL, "pow": Op.POW,
             "neg": Op.NEG, "floor_div": Op.FLOOR_DIV, "ceil_div": Op.CEIL_DIV, "mod": Op.MOD,
             "python_mod": Op.PYTHON_MOD, "modular_indexing": Op.MODULAR_INDEXING,
@@ -91,15 +56,14 @@ Instances = Callable[[ExprPool, dict[str, Node]], list[tuple[Node, ...]]]
 
 @dataclass(frozen=True)
 class Rule:
-    """One numbered rule of one constructor, its left-hand sides, and the profiles' verdicts:
-    `seed` names the seed erratum that breaks it, `open` a finding the spec's pool shares."""
+    """One numbered rule of one constructor, its left-hand sides, and the seed erratum that
+    breaks it (None: the seed's pool keeps it too)."""
 
     constructor: str
     rule: str
     statement: str
     instances: Instances
     seed: str | None = None
-    open: str | None = None
 
     @property
     def name(self) -> str:
@@ -107,7 +71,7 @@ class Rule:
 
     def expected(self, errata: frozenset[str]) -> str:
         """'refuted' where the profile's pool breaks the rule, else 'proved'."""
-        return "refuted" if self.open or (self.seed and self.seed in errata) else "proved"
+        return "refuted" if self.seed and self.seed in errata else "proved"
 
 
 @dataclass(frozen=True)
