@@ -254,15 +254,20 @@ erratum(
            "which the spec returns.",
 )
 
+_E6_4_OPS = {"ops": [
+    {"schema_hash": "0x1", "inputs": [{"ndim": 1, "sizes": [4], "strides": [1], "dtype": 6,
+                                       "data_ptr": "0x10"}]},
+    {"schema_hash": "0x2", "inputs": [{"ndim": 1, "sizes": [4], "strides": [1], "dtype": 6,
+                                       "data_ptr": "0x10"}]}]}
+"""Two ops reading the same external tensor: E6.4's witness."""
+
 erratum(
     E6_4, "Every input use of an external tensor gets a new slot",
     seed=_SEED, location=_WHERE, ops=("trace.build",),
-    witness={"args": {"ops": [
-        {"schema_hash": "0x1", "inputs": [{"ndim": 1, "sizes": [4], "strides": [1],
-                                           "dtype": 6, "data_ptr": "0x10"}]},
-        {"schema_hash": "0x2", "inputs": [{"ndim": 1, "sizes": [4], "strides": [1],
-                                           "dtype": 6, "data_ptr": "0x10"}]}]},
+    witness={"args": _E6_4_OPS,
              "spec": {"num_external": 1}, "seed": {"num_external": 2}},
+    also=({"op": "ir.lower", "args": _E6_4_OPS,
+           "spec": {"num_input_nodes": 1}, "seed": {"num_input_nodes": 2}},),
     flag="result",
     detail="The pointer map keeps op = none for an external and a lookup that finds op = none "
            "is treated as a miss, so each read makes another external slot born at op 0 and "

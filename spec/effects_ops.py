@@ -40,9 +40,8 @@ def may_create_op(context: int, token: int) -> dict:
 
 
 def fx_edges() -> list[dict]:
-    """Every context against every token."""
-    return [{"context": c, "token": t} for c in range(len(CONTEXT_NAMES))
-            for t in range(len(TOKEN_NAMES))]
+    """Every context against every token, as wire names."""
+    return [{"context": c, "token": t} for c in CONTEXT_NAMES for t in TOKEN_NAMES]
 
 
 declare(
@@ -60,9 +59,9 @@ declare(
                                           "token": TOKEN.strategy()}),
     edges=fx_edges,
     invalid=(InvalidCase("an unknown context", lambda: st.just(
-                 {"context": "fg", "token": "alloc"})),
+                 {"context": "fg", "token": "alloc"}), code="bad_request"),
              InvalidCase("an unknown token", lambda: st.just(
-                 {"context": "bg", "token": "gpu"}))),
+                 {"context": "bg", "token": "gpu"}), code="bad_request")),
     not_applicable={"numba": "a table of twelve entries: nothing to compute per item",
                     "cupy": "a table of twelve entries: nothing to spread over a device"},
 )
