@@ -17,7 +17,8 @@ from typing import IO, Any
 
 from .. import SPEC_VERSION
 from ..engine import Implementation
-from ..spec.errors import BAD_REQUEST, INTERNAL, SpecError
+from ..spec.errors import BAD_REQUEST, INTERNAL, INVALID_INPUT, SpecError
+from .deep_json import MAX_DEPTH, cut_too_deep
 
 
 def device_of(impl: str) -> str:
@@ -47,14 +48,27 @@ def _reject_constant(name: str) -> Any:
     raise ValueError(f"{name} is not JSON")
 
 
+def parse_request(line: str) -> tuple[Any, str | None]:
+    """The request and the path of its first value nested deeper than MAX_DEPTH (None when
+    none is): such values are read as null. Raises ValueError on text that is not JSON."""
+    first = None
+    while True:
+        try:
+            return json.loads(line, parse_constant=_reject_constant), first
+        except RecursionError:
+            cut = cut_too_deep(line)
+            if cut is None:
+                raise ValueError("nested too deeply") from None
+            line, path = cut
+            first = first or path
+
+
 def answer(line: str, impl: Implementation, profile: str) -> dict:
     """The response object for one request line."""
     try:
-        req = json.loads(line, parse_constant=_reject_constant)
+        req, too_deep = parse_request(line)
     except ValueError as e:
         return _error(None, BAD_REQUEST, f"not JSON: {e}")
-    except RecursionError:
-        return _error(None, BAD_REQUEST, "JSON nested too deeply")
     if not isinstance(req, dict):
         return _error(None, BAD_REQUEST, "a request is a JSON object")
     rid = req.get("id")
@@ -65,6 +79,8 @@ def answer(line: str, impl: Implementation, profile: str) -> dict:
         return _error(rid, BAD_REQUEST, "missing or non-string 'op'")
     if not isinstance(args, dict):
         return _error(rid, BAD_REQUEST, "missing 'args' object")
+    if too_deep:
+        return _error(rid, INVALID_INPUT, f"{too_deep}: nested deeper than {MAX_DEPTH} levels")
     try:
         if op == "hello":
             return {"id": rid, "ok": True, "result": hello(impl, profile)}

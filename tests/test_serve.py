@@ -80,9 +80,28 @@ def test_non_utf8_line_is_a_bad_request():
 def test_deep_nesting_and_huge_integers_are_answered_not_fatal():
     deep = '{"id": 1, "op": "hash.fmix64", "args": {"x": ' + "[" * 5000 + "]" * 5000 + "}}"
     huge = '{"id": 2, "op": "hash.fmix64", "args": {"x": 1' + "0" * 5000 + "}}"
-    responses, proc = serve("reference", [deep, huge])
+    unbalanced = '{"id": 3, "op": "hash.fmix64", "args": {"x": ' + "[" * 5000 + "}}"
+    responses, proc = serve("reference", [deep, huge, unbalanced])
     assert proc.returncode == 0, proc.stderr
-    assert [r["error"]["code"] for r in responses] == ["bad_request", "invalid_input"]
+    assert [r["error"]["code"] for r in responses] == ["invalid_input", "invalid_input",
+                                                       "bad_request"]
+    assert responses[0]["id"] == 1
+    assert responses[0]["error"]["message"].startswith("args.x[0][0]")
+
+
+def test_an_expression_1e5_deep_is_invalid_input_naming_the_field():
+    expr = '["add", ' * 100_000 + '"x"' + ", 1]" * 100_000
+    line = ('{"id": 4, "op": "expr.canon", "args": {"symbols": [{"name": "x", "flags": 7}], '
+            '"expr": ' + expr + "}}")
+    graph = ('{"id": 5, "op": "ir.dce", "args": {"graph": {"outputs": [], "nodes": [{"id": 0, '
+             '"kind": 0, "inputs": [], "sizes": ' + "[" * 3000 + "]" * 3000 + "}]}}}")
+    responses, proc = serve("reference", [line, graph])
+    assert proc.returncode == 0, proc.stderr
+    assert [(r["id"], r["error"]["code"]) for r in responses] == [
+        (4, "invalid_input"), (5, "invalid_input")]
+    assert responses[0]["error"]["message"] == \
+        "args.expr[1][1][1][1][1][1]...: nested deeper than 512 levels"
+    assert responses[1]["error"]["message"].startswith("args.graph.nodes[0].sizes[0]")
 
 
 CLIENT_MISTAKES = [
