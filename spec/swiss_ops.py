@@ -66,6 +66,17 @@ def lookup_domain() -> st.SearchStrategy:
     return draw()
 
 
+def lookup_bench(n: int, rng) -> list[dict]:
+    """n tables of 256 random hashes grown from 16 slots, each asked 256 queries, half of them
+    held."""
+    out = []
+    for _ in range(n):
+        hashes = [int(h) for h in rng.integers(0, 2**64, 256, dtype="uint64")]
+        absent = [int(h) for h in rng.integers(0, 2**64, 128, dtype="uint64")]
+        out.append({"hashes": hashes, "capacity": 16, "queries": hashes[::2] + absent})
+    return out
+
+
 def match_domain() -> st.SearchStrategy:
     byte = st.sampled_from([0x80, 0x00, 0x01, 0x7F]) | st.integers(0, 255)
     return st.fixed_dictionaries({"ctrl": st.lists(byte, min_size=16, max_size=16).map(bytes),
@@ -135,7 +146,7 @@ declare(
     result=record(slots=Field(List(I64), "slot of each query; -1: absent"),
                   probes=Field(List(U32), "groups probed for each query")),
     spec=(lookup_op, lookup, probe, probe_base, group_match),
-    domain=lookup_domain, edges=lookup_edges,
+    domain=lookup_domain, edges=lookup_edges, bench=lookup_bench,
     invalid=(InvalidCase("a capacity above the limit", lambda: st.just(
                  {"hashes": [], "capacity": MAX_CAPACITY * 2, "queries": []})),),
     not_applicable={"cupy": "one sequential table per request"},
