@@ -82,7 +82,7 @@ def run(ids: Iterable[str], *, checks: tuple[str, ...], root: Path, results: Pat
     todo = {i: stages for i, stages in todo.items() if stages}
     progress(f"{len(ids) - len(todo)} of {len(ids)} mutants already have results")
     if todo:
-        deps = mutants.build(checks, root, progress)
+        deps = mutants.build(checks, root, progress, workers=1 if scheduler else workers)
         results.parent.mkdir(parents=True, exist_ok=True)
         start = time.monotonic()
         client = _client(workers, scheduler)

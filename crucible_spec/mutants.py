@@ -9,8 +9,10 @@ function run in order until one fails; a crash or a hang under the mutant is a k
 from __future__ import annotations
 
 import contextlib
+import functools
 import hashlib
 import json
+import multiprocessing
 import os
 import pickle
 import subprocess
@@ -20,6 +22,7 @@ import time
 import types
 from collections import defaultdict
 from collections.abc import Callable, Iterator
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
@@ -121,10 +124,49 @@ def calls() -> Iterator[set[str]]:
         found.update(n for n in map(code_name, codes) if n is not None)
 
 
-def trace_obligations(deps: Dependencies, progress: Callable[[str], None]) -> None:
+def traced(work: Callable[[], object]) -> tuple[list[str], object, float]:
+    """(the spec functions `work` calls, its answer, its seconds)."""
+    start = time.perf_counter()
+    with calls() as found:
+        answer = work()
+    return sorted(found), answer, time.perf_counter() - start
+
+
+def _trace_obligation(po_id: str) -> tuple[list[str], object, float]:
+    settings = runner.Settings(Path(tempfile.mkdtemp()), use_cache=False)
+    return traced(lambda: runner.check_obligation(REGISTRY.obligations[po_id], None,
+                                                  settings).status == runner.PROVED)
+
+
+def _trace_vectors(check: str) -> tuple[list[str], object, float]:
+    op, profile = check.split("|")
+    return traced(lambda: first_vector_failure(op, profile, vector_cases()[(op, profile)])
+                  is None)
+
+
+def traced_all(fn: Callable[[str], tuple[list[str], object, float]], names: list[str],
+               workers: int, what: str, progress: Callable[[str], None]
+               ) -> Iterator[tuple[str, tuple[list[str], object, float]]]:
+    """(name, fn(name)) for each name in order, on `workers` processes (forked where that is
+    safe, as the prover's are; in this process when a bug is planted and forking is not)."""
+    method = runner.start_method()
+    with contextlib.ExitStack() as stack:
+        if workers <= 1 or len(names) <= 1 or method is None:
+            answers: Iterator = map(fn, names)
+        else:
+            pool = stack.enter_context(ProcessPoolExecutor(
+                workers, mp_context=multiprocessing.get_context(method),
+                initializer=runner.worker_init))
+            answers = pool.map(fn, names)
+        for i, (name, out) in enumerate(zip(names, answers, strict=True)):
+            progress(f"tracing {what} [{i + 1}/{len(names)}] {name}")
+            yield name, out
+
+
+def trace_obligations(deps: Dependencies, progress: Callable[[str], None],
+                      workers: int = 1) -> None:
     """Run every obligation whose trace is stale once (no cache), recording the spec
     functions it calls, whether it proves and its time."""
-    settings = runner.Settings(Path(tempfile.mkdtemp()), use_cache=False)
     base = code_digest()
     stale = {}
     for po_id, po in REGISTRY.obligations.items():
@@ -134,14 +176,12 @@ def trace_obligations(deps: Dependencies, progress: Callable[[str], None]) -> No
             stale[po_id] = key
     for po_id in [i for i in deps.obligations if i not in REGISTRY.obligations]:
         del deps.obligations[po_id]
-    for i, (po_id, key) in enumerate(sorted(stale.items())):
-        progress(f"tracing obligations [{i + 1}/{len(stale)}] {po_id}")
-        with calls() as found:
-            out = runner.check_obligation(REGISTRY.obligations[po_id], None, settings)
-        deps.obligations[po_id] = Trace(key, sorted(found), out.status == runner.PROVED,
-                                        out.seconds)
+    for po_id, (found, proved, seconds) in traced_all(_trace_obligation, sorted(stale),
+                                                      workers, "obligations", progress):
+        deps.obligations[po_id] = Trace(stale[po_id], found, bool(proved), round(seconds, 3))
 
 
+@functools.cache
 def vector_cases() -> dict[tuple[str, str], list]:
     """(op, profile) -> its conformance cases."""
     from .conformance import vectors
@@ -171,25 +211,22 @@ def first_vector_failure(op_name: str, profile: str, cases: list) -> str | None:
     return None
 
 
-def trace_vectors(deps: Dependencies, progress: Callable[[str], None]) -> None:
+def trace_vectors(deps: Dependencies, progress: Callable[[str], None],
+                  workers: int = 1) -> None:
     """Run the vectors of every op and profile whose trace is stale against the reference,
     recording the spec functions each calls."""
     from .conformance import vectors
 
-    cases = vector_cases()
     base = code_digest()
     manifests = {p: vectors.manifest_sha256(vectors.VECTORS_DIR, p)
                  for p in vectors.vector_profiles()}
-    stale = {f"{op}|{profile}": items for (op, profile), items in sorted(cases.items())
-             if deps.ops.get(f"{op}|{profile}", Trace("", [])).key !=
-             _digest(base, op, manifests[profile])}
-    for i, (check, items) in enumerate(stale.items()):
-        op, profile = check.split("|")
-        progress(f"tracing vectors [{i + 1}/{len(stale)}] {op} [{profile}]")
-        with calls() as found:
-            bad = first_vector_failure(op, profile, items)
-        deps.ops[check] = Trace(_digest(base, op, manifests[profile]), sorted(found),
-                                bad is None)
+    keys = {f"{op}|{profile}": _digest(base, op, manifests[profile])
+            for op, profile in sorted(vector_cases())}
+    stale = [check for check, key in keys.items()
+             if deps.ops.get(check, Trace("", [])).key != key]
+    for check, (found, passed, _) in traced_all(_trace_vectors, stale, workers, "vectors",
+                                                progress):
+        deps.ops[check] = Trace(keys[check], found, bool(passed))
 
 
 def trace_tests(deps: Dependencies, root: Path, progress: Callable[[str], None],
@@ -213,15 +250,16 @@ def trace_tests(deps: Dependencies, root: Path, progress: Callable[[str], None],
 
 
 def build(checks: tuple[str, ...], root: Path, progress: Callable[[str], None],
-          tests_timeout_s: float = 3600.0) -> Dependencies:
-    """Trace the chosen checks where their traces in `root` are stale."""
+          tests_timeout_s: float = 3600.0, workers: int = 1) -> Dependencies:
+    """Trace the chosen checks where their traces in `root` are stale, on `workers`
+    processes."""
     path = root / "dependencies.json"
     deps = Dependencies.load(path)
     if "prove" in checks:
-        trace_obligations(deps, progress)
+        trace_obligations(deps, progress, workers)
         deps.save(path)
     if "vectors" in checks:
-        trace_vectors(deps, progress)
+        trace_vectors(deps, progress, workers)
         deps.save(path)
     if "tests" in checks:
         trace_tests(deps, root, progress, tests_timeout_s)

@@ -282,7 +282,8 @@ def start_method() -> str | None:
     return None if patch.PLANTED else "spawn"
 
 
-def _worker_init() -> None:
+def worker_init() -> None:
+    """A spawned worker loads every spec module, as a forked one inherits them."""
     from .. import load_all
 
     load_all()
@@ -306,7 +307,7 @@ def run(ids: Iterable[str], *, mutants: bool, settings: Settings,
     else:
         context = multiprocessing.get_context(method)
         with ProcessPoolExecutor(settings.jobs, mp_context=context,
-                                 initializer=_worker_init) as pool:
+                                 initializer=worker_init) as pool:
             for out in pool.map(_task, tasks):
                 results.append(out)
                 if progress:

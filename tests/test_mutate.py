@@ -247,6 +247,19 @@ def test_traces_are_reused_until_their_code_changes(tmp_path, monkeypatch):
 
 
 @pytest.mark.slow
+def test_tracing_on_two_workers_records_what_one_does():
+    names = ["PO1.1", "PO1.2", "PO8.1"]
+    serial = dict(mutants.traced_all(mutants._trace_obligation, names, 1, "", lambda s: None))
+    pooled = dict(mutants.traced_all(mutants._trace_obligation, names, 2, "", lambda s: None))
+    assert {n: out[:2] for n, out in serial.items()} == {n: out[:2] for n, out in pooled.items()}
+    assert "crucible_spec.spec.bits:align_up" in pooled["PO1.1"][0]
+    ops = ["hash.fmix64|crucible", "types.element_size|crucible"]
+    pooled = dict(mutants.traced_all(mutants._trace_vectors, ops, 2, "", lambda s: None))
+    assert pooled["hash.fmix64|crucible"][1] is True
+    assert "crucible_spec.spec.hashing:fmix64" in pooled["hash.fmix64|crucible"][0]
+
+
+@pytest.mark.slow
 def test_the_tests_stage_runs_the_tests_that_call_the_function_under_the_mutant(tmp_path):
     mutant_id = _planner_mutant()
     node = "tests/test_analysis_properties.py::test_broken_planners_are_caught"
