@@ -1,6 +1,7 @@
 """Chapter 14 obligations of ExprPool (facts §5.9, I1-I4), checked over random sequences of
 constructor calls on one pool: interning, the three node kinds no constructor leaves, the
-canonical order and shape of n-ary nodes, and the table's load and capacity."""
+canonical order and shape of n-ary nodes, and the table's load and capacity; and the facts'
+measured atoms: their hashes and flags (PO14.504)."""
 
 from __future__ import annotations
 
@@ -13,7 +14,16 @@ from ..spec.expr import Op
 from ..spec.expr_canon import CanonMixin
 from ..spec.expr_divide import DivideMixin
 from ..spec.expr_logic import LogicMixin
-from ..spec.expr_pool import ExprPool, G, Node, initial_capacity_of
+from ..spec.expr_pool import (
+    ExprPool,
+    G,
+    Node,
+    composite_flags,
+    expr_hash,
+    float_flags,
+    initial_capacity_of,
+    packed_word,
+)
 from ..spec.registry import Mutant
 from .obligation import Property, property_obligation
 
@@ -258,3 +268,69 @@ def canonical_shape(_subject: Any) -> list[Property]:
 )
 def table_load(_subject: Any) -> list[Property]:
     return _props(load_and_capacity)
+
+
+ATOM_HASHES = ((Op.INTEGER, 0, 0x05E7, 0x939D315FA2E5F673),
+               (Op.INTEGER, 1, 0x062F, 0xE76A677BAA5F1A55),
+               (Op.INTEGER, -1, 0x0657, 0xFD0F1A8E3434AB0A),
+               (Op.INTEGER, 2, 0x052F, 0xCBEB2A25AF1C1357),
+               (Op.INTEGER, 5, 0x062F, 0x6E087C5D94A909A0),
+               (Op.INTEGER, -7, 0x0657, 0xC190EE192673A365),
+               (Op.INTEGER, 1000, 0x052F, 0x02C753877BD74388),
+               (Op.BOOL_TRUE, 0, 0x1000, 0x0A974846F1C50877),
+               (Op.BOOL_FALSE, 0, 0x1000, 0x616790D2B5AEC352),
+               (Op.FLOAT, 1.5, 0x042E, 0xF3FBBF76E31E860E))
+"""§5.3's verified atoms: (op, value, flags, hash)."""
+FLOAT_FLAGS = ((1.5, 0x042E), (-0.0, 0x04E6), (0.0, 0x04E6), (-2.0, 0x0456),
+               (float("nan"), 0x0406), (float("inf"), 0x042E))
+"""§5.5's float flags: sign bits, zero for both zeros, REAL3 alone for NaN, IS_FINITE kept
+for infinity (the seed's quirk)."""
+COMPOSITE_FLAGS = ((Op.ABS, 0), (Op.BITWISE_XOR, 0), (Op.LSHIFT, 0x0407), (Op.SQRT, 0x0406),
+                   (Op.NOT, 0x1000), (Op.IDENTITY, 0x082F))
+"""§5.5's make(op, [x]) flags, x a symbol of flags 0x082f (IDENTITY copies them)."""
+
+
+def _atom(case) -> None:
+    op, value, flags, want = case
+    pool = ExprPool()
+    node = (pool.float_(value) if op == Op.FLOAT else pool.integer(value) if op == Op.INTEGER
+            else pool.boolean(op == Op.BOOL_TRUE))
+    assert (node.flags, pool.hash_of(node)) == (flags, want), (op, value, hex(pool.hash_of(node)))
+
+
+def _float_flags(case) -> None:
+    value, want = case
+    assert ExprPool().float_(value).flags == want, (value, hex(ExprPool().float_(value).flags))
+
+
+def _composite(case) -> None:
+    op, want = case
+    pool = ExprPool()
+    x = pool.symbol("x", 0, 0x002F)
+    assert pool.make(op, [x]).flags == want, (op, hex(pool.make(op, [x]).flags))
+
+
+@property_obligation(
+    "PO14.504", "ExprPool's atoms carry the facts' measured flags and structural hashes "
+    "(§5.3: INTEGER 0, 1, -1, 2, 5, -7, 1000, true, false and FLOAT 1.5), a float's flags "
+    "follow its sign (both zeros zero, NaN REAL3 alone, infinity still finite), and the "
+    "generic make flags ABS and BITWISE_XOR 0, LSHIFT 0x0407, SQRT 0x0406, NOT 0x1000, while "
+    "IDENTITY copies its operand's.",
+    covers=("expr.canon",), subject=expr_hash,
+    mutants=(
+        Mutant.edit("seed mistyped", "the payload is mixed with another constant", expr_hash,
+                    "(payload & M64) ^ FX_SEED", "(payload & M64) ^ (FX_SEED + 2)"),
+        Mutant.edit("flags shifted", "the flags go 15 bits up in the packed word", packed_word,
+                    "flags << 16", "flags << 15", occurrence=2),
+        Mutant.edit("negative floats positive", "a negative float is flagged positive",
+                    float_flags, "if v > 0:", "if v >= 0 or v < 0:"),
+        Mutant.edit("NaN is zero", "NaN gets the zero bits", float_flags,
+                    "if v == 0 else REAL3", "if v == 0 or v != v else REAL3"),
+        Mutant.edit("unknown ops integral", "ABS and BITWISE_XOR are flagged integers",
+                    composite_flags, "    return 0\n", "    return 1\n"),
+    ),
+)
+def atoms(_subject: Any) -> list[Property]:
+    return [Property("the facts' atom hashes", _atom, cases=lambda: list(ATOM_HASHES)),
+            Property("float flags", _float_flags, cases=lambda: list(FLOAT_FLAGS)),
+            Property("make's flags", _composite, cases=lambda: list(COMPOSITE_FLAGS))]

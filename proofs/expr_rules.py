@@ -1,9 +1,9 @@
 """Chapter 14 obligations: every integer rewrite rule of ExprPool is sound over the mathematical
 integers on its family of left-hand sides, or z3 finds the witness that it is not (PO14.551 to
-PO14.589, one per row of spec/expr_rule_table's RULES, in order); each asks z3 under the spec's
+PO14.590, one per row of spec/expr_rule_table's RULES, in order); each asks z3 under the spec's
 profile and under Crucible's (E14.501-E14.503): unsat where the profile's pool keeps the rule
 sound, sat (a witness) where its erratum or an open finding breaks it. Every node those rules
-make carries only sign, zero and parity flags its meaning keeps (PO14.590)."""
+make carries only sign, zero and parity flags its meaning keeps (PO14.591)."""
 
 from __future__ import annotations
 
@@ -85,6 +85,8 @@ MUTANTS: dict[str, tuple[Mutant, ...]] = {
                                 "if False:"),),
     "floor_div 9": (Mutant.edit("operands swapped", "the node divides r by l", D.floor_div_node,
                                 "Op.FLOOR_DIV, (lhs, rhs)", "Op.FLOOR_DIV, (rhs, lhs)"),),
+    "clean_div 1": (Mutant.edit("operands swapped", "clean_div divides r by l", D.clean_div,
+                                "self.floor_div(lhs, rhs)", "self.floor_div(rhs, lhs)"),),
     "ceil_div 1": (Mutant.edit("no ceiling step", "the fold is the truncating quotient",
                                ceil_div_fold, "q + 1, q)", "q, q)"),),
     "ceil_div 2": (Mutant.edit("off by one", "the dividend is moved up by r, not r - 1",
@@ -193,7 +195,7 @@ def flag_queries(_subject) -> list[Query]:
 
 
 @z3_obligation(
-    "PO14.590",
+    "PO14.591",
     "Every node ExprPool's rules make on their families (results and their children, under "
     "both profiles) carries only sign, zero and parity flags that hold of its meaning, its "
     "symbols within their declared ranges: FLOOR_DIV is non-negative only over a non-negative "

@@ -22,6 +22,7 @@ from ..spec.swiss_table import (
     byte_of,
     extract_highbits,
     h2_tag,
+    initial_capacity,
     lookup,
     needs_rehash,
     place,
@@ -184,13 +185,25 @@ def _findable(t, hashes: list[int]) -> None:
     for i in range(cap):
         assert t.ctrl[i] == K_EMPTY or t.ctrl[i] == t.slots[i] >> 57, (i, t.ctrl[i])
     for h in hashes:
-        slot, _ = lookup(t, h)
+        slot, probes = lookup(t, h)
         assert slot >= 0 and t.slots[slot] == h, hex(h)
+        base = probe_base(h, probes - 1, cap)
+        assert base <= slot < base + GROUP_WIDTH, (hex(h), slot, probes)
+    for h in (h ^ 0x5A5A5A5A5A5A5A5A for h in hashes[:8]):
+        if h in held:
+            continue
+        slot, probes = lookup(t, h)
+        groups = [bytes(t.ctrl[b:b + GROUP_WIDTH]) for b in
+                  (probe_base(h, p, cap) for p in range(probes))]
+        assert slot == -1 and K_EMPTY in groups[-1], (hex(h), probes)
+        assert all(K_EMPTY not in g for g in groups[:-1]), (hex(h), probes)
 
 
 def _built(args: dict) -> None:
-    _findable(build(args["hashes"], args["capacity"]), args["hashes"])
     t = build(args["hashes"], args["capacity"])
+    _findable(t, args["hashes"])
+    assert t.capacity == initial_capacity(args["capacity"]) << t.rehashes, (t.capacity,
+                                                                            t.rehashes)
     if t.count:
         _findable(rehash(t), args["hashes"])
 
@@ -214,8 +227,10 @@ def _draws():
     "PO14.703",
     "A table built by interning any list of hashes, through every rehash, finds each hash it "
     "was given in a slot holding it, holds nothing else, tags each occupied slot with the top "
-    "7 bits of its hash, has a power-of-two capacity of at least 16 and a load of at most 7/8; "
-    "one more rehash keeps all of that.",
+    "7 bits of its hash, has a power-of-two capacity of at least 16 (its initial one doubled "
+    "once per rehash counted) and a load of at most 7/8; a lookup of a held hash ends in the "
+    "group holding it, one of an absent hash in the first group on its sequence with an "
+    "empty byte; one more rehash keeps all of that.",
     covers=("swiss.build", "swiss.lookup"),
     subject=build,
     mutants=(
@@ -229,6 +244,10 @@ def _draws():
                     place, "probe_base(h, p, t.capacity)", "probe_base(h, p + 1, t.capacity)"),
         Mutant.edit("lookup stops after one group", "a lookup gives up after the home group",
                     probe, "if empties:", "if empties or not insert:"),
+        Mutant.edit("a miss counts one group less", "an absent hash reports one group fewer "
+                    "than it probed", probe, "return -1, p + 1", "return -1, p"),
+        Mutant.edit("rehashes uncounted", "a rehash leaves the count of doublings", rehash,
+                    "rehashes=t.rehashes + 1", "rehashes=t.rehashes"),
     ),
 )
 def rehash_keeps_every_hash(_subject):

@@ -88,7 +88,7 @@ erratum(
            "seed": {"canon": ["MODULAR_INDEXING", "x", -4, 5]}},),
     flag="result",
     detail="floor(floor(a / b) / c) is floor(a / (b c)) only for c > 0: at x = 1, (x // 2) // -2 "
-           "is 0 and x // -4 is -1. z3 finds the witness (PO14.556). The spec merges the "
+           "is 0 and x // -4 is -1 (z3's witnesses: PO14.566, PO14.584). The spec merges the "
            "divisors only when the outer one is known positive (a positive INTEGER or a "
            "symbol declared positive) and otherwise keeps the nested division.",
 )
@@ -101,9 +101,9 @@ erratum(
              "seed": {"canon": ["FLOOR_DIV", ["ADD", -3, "x"], -2]}},
     flag="result",
     detail="ceil(l / r) = floor((l + r - 1) / r) holds only for r > 0: at x = 1, ceil(1 / -2) "
-           "is 0 while (1 - 3) // -2 is 1. The spec keeps that form for a divisor known "
-           "positive, uses floor((l + r + 1) / r) for one known negative, and -floor(-l / r) "
-           "(true for every non-zero r) when the sign is unknown.",
+           "is 0 while (1 - 3) // -2 is 1 (z3's witness: PO14.573). The spec keeps that form "
+           "for a divisor known positive, uses floor((l + r + 1) / r) for one known negative, "
+           "and -floor(-l / r) (true for every non-zero r) when the sign is unknown.",
 )
 erratum(
     E14_552, "modular_indexing folds a negative modulus to a negative value",
@@ -115,5 +115,5 @@ erratum(
     detail="The fold takes C's remainder v of (b // d) by m and adds m when v < 0; with m < 0 "
            "that moves v further down: (-5 // 2) mod -4 is -3 + -4 = -7, which is neither the "
            "non-negative value every MODULAR_INDEXING node's flags state nor Python's -3. The "
-           "spec adds |m|, so the fold is (b // d) mod |m|, in [0, |m|).",
+           "spec adds |m|, so the fold is (b // d) mod |m|, in [0, |m|) (PO14.580).",
 )

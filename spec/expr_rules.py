@@ -44,7 +44,8 @@ DIVIDENDS = (-13, -7, -1, 0, 1, 7, 13)
 MODULI = (-4, -3, 3, 4)
 
 OPERATOR = {"add": Op.ADD, "add_n": Op.ADD, "mul": Op.MUL, "mul_n": Op.MUL, "pow": Op.POW,
-            "neg": Op.NEG, "floor_div": Op.FLOOR_DIV, "ceil_div": Op.CEIL_DIV, "mod": Op.MOD,
+            "neg": Op.NEG, "floor_div": Op.FLOOR_DIV, "clean_div": Op.CLEAN_DIV,
+            "ceil_div": Op.CEIL_DIV, "mod": Op.MOD,
             "python_mod": Op.PYTHON_MOD, "modular_indexing": Op.MODULAR_INDEXING,
             "min_expr": Op.MIN, "max_expr": Op.MAX, "min_n": Op.MIN, "max_n": Op.MAX,
             "where": Op.WHERE, "eq": Op.EQ, "ne": Op.NE, "lt": Op.LT, "le": Op.LE,
