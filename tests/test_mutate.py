@@ -130,7 +130,8 @@ def test_listed_equivalent_mutants_and_missing_checks(tmp_path):
 @pytest.mark.slow
 def test_the_campaign_runs_on_a_local_cluster_and_resumes(tmp_path, monkeypatch):
     mutant_id = _planner_mutant()
-    monkeypatch.setattr(mutants, "build", lambda checks, root, progress: _deps_for(mutant_id))
+    monkeypatch.setattr(mutants, "build",
+                        lambda checks, root, progress, workers=1: _deps_for(mutant_id))
     results = tmp_path / "results.jsonl"
     kw = dict(checks=("prove",), root=tmp_path, results=results, equivalent={}, workers=1,
               scheduler=None, timeout_s=120, progress=lambda s: None)
