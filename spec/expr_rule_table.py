@@ -46,9 +46,12 @@ def _floor_div_sum(p: P, s: S) -> list[tuple[Node, ...]]:
 
 def _nested(sign: int):
     def build(p: P, s: S) -> list[tuple[Node, ...]]:
-        return [(p.floor_div(s["x"], p.integer(b)), p.integer(c))
-                for b, c in product(DIVISORS, DIVISORS)
-                if abs(b) != 1 and abs(c) != 1 and c * sign > 0]
+        out = [(p.floor_div(s["x"], p.integer(b)), p.integer(c))
+               for b, c in product(DIVISORS, DIVISORS)
+               if abs(b) != 1 and abs(c) != 1 and c * sign > 0]
+        if sign < 0:  # a divisor not known positive: y mod q is non-negative, maybe 0
+            out.append((p.floor_div(s["x"], p.integer(2)), p.mod(s["y"], s["q"])))
+        return out
     return build
 
 
@@ -147,8 +150,8 @@ RULES: tuple[Rule, ...] = (
                        (s["x"], p.integer(-1)), (s["q"], s["q"]),
                        (p.add(s["x"], s["y"]), p.integer(-1))]),
     Rule("floor_div", "6", "(a // b) // c = a // (b c), c > 0", _nested(1)),
-    Rule("floor_div", "6 (c < 0)", "(a // b) // c stays nested for c < 0 (the seed merges it "
-         "into a // (b c))", _nested(-1),
+    Rule("floor_div", "6 (c < 0)", "(a // b) // c stays nested for c < 0 or c not known "
+         "positive (the seed merges it into a // (b c))", _nested(-1),
          seed=E14_550),
     Rule("floor_div", "7", "(q d + rest) // d = q + rest // d for an INTEGER d",
          _floor_div_sum, seed=E14_501),
