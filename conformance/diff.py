@@ -11,7 +11,10 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
+
 from ..spec.errors import SpecError
+from ..spec.f32_tensor import Envelope, F32Tensor
 from ..spec.registry import Op
 from ..spec.schema import Bytes, Int
 
@@ -127,6 +130,10 @@ def compare(op: Op, args: dict, expected_result: dict | None, expected_error: st
         if _same_values(op, expected_result, response["result"]):
             return Difference(d.path, d.expected, d.got,
                               note="same value, but not the canonical encoding")
+        tensor = tensor_field(op, d.path)
+        if tensor is not None:
+            return tensor_difference(d, op, tensor, expected_result[tensor],
+                                     response["result"].get(tensor))
         return byte_difference(d, op, args)
     if ok is False and isinstance(response.get("error"), dict):
         code = response["error"].get("code")
@@ -141,15 +148,74 @@ def compare(op: Op, args: dict, expected_result: dict | None, expected_error: st
                       note="malformed response")
 
 
+def _compare_terms(op: Op) -> dict[str, int]:
+    if not op.compare.startswith("ulp:"):
+        return {}
+    return {k: int(v) for k, v in
+            (item.split("=") for item in op.compare.removeprefix("ulp:").split(","))}
+
+
 def envelope(op: Op) -> dict[int, int]:
     """The op's numeric envelope, word bits -> ulps: compare "ulp:f32=4,f64=2" allows each
     float bit-pattern field (a hex u32 for f32, u64 for f64) that many units in the last
     place; "exact" (the default) allows none."""
-    if not op.compare.startswith("ulp:"):
-        return {}
     widths = {"f32": 32, "f64": 64}
-    return {widths[k]: int(v) for k, v in
-            (item.split("=") for item in op.compare.removeprefix("ulp:").split(","))}
+    return {widths[k]: v for k, v in _compare_terms(op).items() if k in widths}
+
+
+def tensor_envelope(op: Op) -> Envelope:
+    """The envelope of the op's float32 tensors: compare "ulp:f32=N[,floor=E]" (chapter 12);
+    0 ulps when the op is exact."""
+    terms = _compare_terms(op)
+    return Envelope(terms.get("f32", 0), terms.get("floor"))
+
+
+def _decoded_tensors(t: F32Tensor, want: Any, got: Any) -> tuple[np.ndarray, np.ndarray] | None:
+    try:
+        return t.decode(want, "expected"), t.decode(got, "got")
+    except SpecError:
+        return None
+
+
+def tensor_field(op: Op, path: str) -> str | None:
+    """The float32 tensor result field a difference's path lies in, if any."""
+    name = path.removeprefix("result.").split(".")[0].split("[")[0]
+    field = op.result.fields.get(name)
+    return name if field is not None and isinstance(field.type, F32Tensor) else None
+
+
+def tensor_difference(d: Difference, op: Op, name: str, want_wire: Any,
+                      got_wire: Any) -> Difference:
+    """A tensor field's first element outside the op's envelope: its index, its byte offset
+    in `data` (the first differing byte of its little-endian word), both values and bits, the
+    distance in ulps and the largest distance in the tensor."""
+    pair = _decoded_tensors(op.result.fields[name].type, want_wire, got_wire)
+    if pair is None:
+        return d
+    want, got = pair
+    if want.shape != got.shape:
+        return Difference(f"result.{name}.shape", list(want.shape), list(got.shape))
+    env = tensor_envelope(op)
+    dist = env.distances(want, got)
+    outside = np.flatnonzero(dist > env.ulps)
+    if outside.size == 0:
+        return d
+    flat = int(outside[0])
+    index = [int(i) for i in np.unravel_index(flat, want.shape)] if want.ndim else []
+    a = int(want.reshape(-1).view(np.uint32)[flat])
+    b = int(got.reshape(-1).view(np.uint32)[flat])
+    at = next(i for i in range(4) if (a >> 8 * i) & 0xFF != (b >> 8 * i) & 0xFF)
+    worst = int(np.argmax(dist))
+    worst_at = [int(i) for i in np.unravel_index(worst, want.shape)] if want.ndim else []
+    note = (f"{dist[flat]:g} ulps (envelope {env.ulps}); {outside.size} of {dist.size} "
+            f"elements outside; largest {dist[worst]:g} ulps at {worst_at}")
+    return Difference(f"result.{name}{index}", f"{_f32(a)} (0x{a:08x})", f"{_f32(b)} (0x{b:08x})",
+                      byte=4 * flat + at, field=f"element {index} of shape {list(want.shape)}",
+                      note=note)
+
+
+def _f32(bits: int) -> str:
+    return repr(float(np.uint32(bits).view(np.float32)))
 
 
 def ulp_distance(a: int, b: int, bits: int) -> int:
@@ -167,6 +233,11 @@ def within_envelope(op: Op, expected: dict, got: Any) -> bool:
         t = op.result.fields[name].type
         if got[name] == want:
             continue
+        if isinstance(t, F32Tensor):
+            pair = _decoded_tensors(t, want, got[name])
+            if pair is None or not tensor_envelope(op).holds(*pair):
+                return False
+            continue
         try:
             a, b = int(want, 16), int(got[name], 16)
         except (TypeError, ValueError):
@@ -179,6 +250,14 @@ def within_envelope(op: Op, expected: dict, got: Any) -> bool:
 
 def _same_values(op: Op, expected: dict, got: Any) -> bool:
     try:
-        return op.result.decode(got, "result") == op.result.decode(expected, "result")
+        a, b = op.result.decode(got, "result"), op.result.decode(expected, "result")
     except SpecError:
         return False
+    return a.keys() == b.keys() and all(_same(a[k], b[k]) for k in a)
+
+
+def _same(a: Any, b: Any) -> bool:
+    if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
+        return (isinstance(a, np.ndarray) and isinstance(b, np.ndarray) and a.shape == b.shape
+                and a.dtype == b.dtype and a.tobytes() == b.tobytes())
+    return a == b
