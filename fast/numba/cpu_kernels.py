@@ -3,6 +3,8 @@ request, into preallocated outputs; binary32 arithmetic without contraction, so 
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 from numba import njit
 
@@ -19,6 +21,24 @@ def add_into(a, b, c):
         j += 1
         if j == m:
             j = 0
+
+
+@njit(cache=True)
+def softmax_row_into(x, y):
+    """The spec's softmax_row: std::max scan, expf (numba calls the C library's expf on
+    float32, which is glibc's here), sum in order, one reciprocal, scale."""
+    mx = x[0]
+    for d in range(1, x.size):
+        if mx < x[d]:
+            mx = x[d]
+    total = np.float32(0.0)
+    for d in range(x.size):
+        e = np.float32(math.exp(np.float32(x[d] - mx)))
+        y[d] = e
+        total = np.float32(total + e)
+    inv = np.float32(np.float32(1.0) / total)
+    for d in range(x.size):
+        y[d] = np.float32(y[d] * inv)
 
 
 @kernel("kernel.add", "numba")
