@@ -56,6 +56,9 @@ from .spec.trace_build_ops import graph_to_wire, kernels_from_wire, plan_of, rec
 
 REPEAT_BUDGET_S = 1.0
 """Timed runs stop repeating once they have taken this long in all (at least one run)."""
+REFERENCE_WORK_BUDGET = 200_000
+"""Above --ref-max, an op with a `work` measure times its reference at the largest power of
+two n0 whose work is at most this many scalar steps, and scales by work(n) / work(n0)."""
 
 
 @dataclass(frozen=True)
@@ -95,12 +98,14 @@ the schema has already decoded, and is timed whole."""
 
 @dataclass(frozen=True)
 class Baseline:
-    """A comparison point for an op at n items: `make(n)` prepares (untimed) and returns the
-    callable that is timed; it produces `nbytes(n)` bytes, as the op's kernel does."""
+    """A comparison point for an op at n items: `make(n, items)` prepares (untimed) and returns
+    the callable that is timed, on the op's own bench items or on n of its own; it produces
+    `nbytes(n)` bytes, as the op's kernel does, or (nbytes None) the op's result another way:
+    what a user would pick instead, shown as seconds and the kernel's time over its own."""
 
     name: str
-    nbytes: Callable[[int], int]
-    make: Callable[[int], Callable[[], object]]
+    nbytes: Callable[[int], int] | None
+    make: Callable[[int, list[dict]], Callable[[], object] | None]
 
 
 _PHILOX_KEY = 0x12345678
@@ -134,15 +139,15 @@ def _read_once(nbytes: int) -> Callable[[], object]:
 BASELINES: dict[str, tuple[Baseline, ...]] = {
     "philox.offset": (
         Baseline("numba Philox4x32-10 raw stream, 4 u32 per item", lambda n: 16 * n,
-                 _philox_stream),
+                 lambda n, _: _philox_stream(n)),
         Baseline("numpy Philox4x64-10 random_raw, 2 u64 per item", lambda n: 16 * n,
-                 _numpy_philox),
+                 lambda n, _: _numpy_philox(n)),
         Baseline("numpy copy into a preallocated array", lambda n: 16 * n,
-                 lambda n: _memory_copy(16 * n)),
+                 lambda n, _: _memory_copy(16 * n)),
     ),
     "vyre.tt_contract_step": (
         Baseline("numpy sum of the core, read once (4 bytes per cell)", lambda n: 4 * n,
-                 lambda n: _read_once(4 * n)),
+                 lambda n, _: _read_once(4 * n)),
     ),
 }
 """Per op, the baselines its kernel is compared with (same bytes out for the same n); numpy's
@@ -167,7 +172,9 @@ class Row:
     notes: list[str] = field(default_factory=list)
     mismatch: list[str] = field(default_factory=list)
     baseline: dict[str, float] = field(default_factory=dict)
-    baseline_bytes: dict[str, int] = field(default_factory=dict)
+    baseline_bytes: dict[str, int | None] = field(default_factory=dict)
+    reference_from: int | None = None
+    """Where the reference was timed at a smaller size and scaled by work: that size."""
 
     def speedup(self, backend: str) -> float | None:
         k = self.kernel.get(backend)
@@ -240,6 +247,8 @@ def bench_op(op: Op, n: int, backends: list[str], ref_max: int, repeat: int,
         expected, row.reference, row.reference_e2e = time_reference(op, items)
         if op.name in REFERENCE_SPLITS:
             row.notes.append("reference: core timed on decoded args; e2e includes decoding")
+    elif op.work is not None:
+        extrapolate_reference(op, n, row, seed)
     else:
         row.notes.append(f"reference skipped above {ref_max}")
     for b in backends:
@@ -263,10 +272,34 @@ def bench_op(op: Op, n: int, backends: list[str], ref_max: int, repeat: int,
                 for want, have in zip(expected, (op.result.encode(r) for r in got),
                                       strict=True)):
             row.mismatch.append(b)
-    for base in BASELINES.get(op.name, ()):
-        row.baseline[base.name] = best_of(base.make(n), repeat)
-        row.baseline_bytes[base.name] = base.nbytes(n)
+    for base in baselines(op.name):
+        timed = base.make(n, items)
+        if timed is None:
+            row.notes.append(f"baseline {base.name}: not available here")
+            continue
+        timed()
+        row.baseline[base.name] = best_of(timed, repeat)
+        row.baseline_bytes[base.name] = base.nbytes(n) if base.nbytes else None
     return row
+
+
+def baselines(op: str) -> tuple[Baseline, ...]:
+    """The op's baselines: the byte-rate ones above and the kernels' library equivalents."""
+    from .bench_kernels import KERNEL_BASELINES
+
+    return BASELINES.get(op, ()) + KERNEL_BASELINES.get(op, ())
+
+
+def extrapolate_reference(op: Op, n: int, row: Row, seed: int) -> None:
+    """Time the reference at the largest power of two n0 <= n within the work budget and
+    scale it by work(n) / work(n0); the row says so."""
+    n0 = 1
+    while 2 * n0 <= n and op.work(2 * n0) <= REFERENCE_WORK_BUDGET:
+        n0 *= 2
+    _, core, total = time_reference(op, op.bench(n0, np.random.default_rng(seed)))
+    scale = op.work(n) / max(op.work(n0), 1)
+    row.reference, row.reference_e2e, row.reference_from = core * scale, total * scale, n0
+    row.notes.append(f"reference extrapolated from n={n0} by its work ({scale:.3g}x)")
 
 
 def run(ops: list[Op], sizes: list[int], backends: list[str], ref_max: int, repeat: int,
@@ -364,12 +397,20 @@ def render(rows: list[Row], backends: list[str]) -> str:
     out = [render_table(table(header, body, right=header[1:]))]
     notes = sorted({f"{r.op}: {n}" for r in rows for n in r.notes})
     out += [f"note: {n}" for n in notes]
-    out += [f"baseline: {r.op} n={r.n}: {name}: {_fmt_s(sec)}, "
-            f"{r.baseline_bytes[name] / sec / 1e9:.2f} GB/s, "
-            f"{r.baseline_bytes[name] / 4 / sec / 1e6:.0f} M u32/s"
-            for r in rows for name, sec in r.baseline.items()]
+    out += [_baseline_line(r, name, sec, backends) for r in rows
+            for name, sec in r.baseline.items()]
     out += [f"MISMATCH: {r.op} n={r.n} {', '.join(r.mismatch)}" for r in rows if r.mismatch]
     return "\n".join(out)
+
+
+def _baseline_line(r: Row, name: str, sec: float, backends: list[str]) -> str:
+    nbytes = r.baseline_bytes[name]
+    if nbytes is not None:
+        return (f"baseline: {r.op} n={r.n}: {name}: {_fmt_s(sec)}, {nbytes / sec / 1e9:.2f} GB/s, "
+                f"{nbytes / 4 / sec / 1e6:.0f} M u32/s")
+    ratios = ", ".join(f"{b} kernel {r.kernel[b] / sec:.2g}x its time" for b in backends
+                       if b in r.kernel)
+    return f"instead: {r.op} n={r.n}: {name}: {_fmt_s(sec)}" + (f" ({ratios})" if ratios else "")
 
 
 def as_json(rows: list[Row], device: dict[str, str],

@@ -25,6 +25,7 @@ from .commands import (
     render,
     serve,
     synth,
+    torch_diff,
     vectors,
 )
 from .commands.common import UsageError
@@ -33,7 +34,7 @@ BUG_REPORT = ("this is a bug in crucible-spec: please report it with the command
               "the output of the same command run with --debug")
 
 COMMANDS = (ops, prove, mutate, serve, conform, vectors, errata, oracle, bench, record, analyze,
-            synth, lean_coverage, fuzz, dump, paper, render)
+            synth, lean_coverage, fuzz, dump, paper, render, torch_diff)
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -68,4 +68,5 @@ declare(
         {"a": wire([3], [float("inf"), float("nan"), 1]), "b": wire([1], [float("-inf")])},
     ],
     bench=lambda n, rng: [{"a": random_tensor(rng, (n,)), "b": random_tensor(rng, (n,))}],
+    work=lambda n: n,
 )

@@ -54,6 +54,9 @@ class Op:
     not_applicable: dict[str, str] = field(default_factory=dict)
     compare: str = "exact"
     bench: Callable[[int, Any], list[dict]] | None = None
+    work: Callable[[int], int] | None = None
+    """The scalar steps of the bench input of size n (e.g. n^3 for an n x n x n matmul): above
+    bench's --ref-max the reference is timed at a size it can afford and scaled by this."""
     edges: Callable[[], list[dict]] | None = None
     locate: Callable[[dict], Callable[[int], str]] | None = None
     proof_note: str = ""
