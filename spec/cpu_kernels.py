@@ -170,7 +170,9 @@ def silu(a: np.ndarray) -> np.ndarray:
 
     1. For i in 0..n-1, in order: e = expf(-A[i]); s = 1.0 / (1.0 + e); C[i] = A[i] * s,
        each operation rounded to binary32 (a multiplication by s, not a division by 1 + e).
-    2. C has A's shape.
+    2. C has A's shape. A NaN A[i] meets itself in A[i] * s with the opposite sign (s comes
+       from -A[i]); IEEE 754 does not say which operand's NaN the product keeps, and
+       compilers differ, so C[i] is a NaN of either sign there.
     """
     x = a.reshape(-1)
     c = np.empty(x.size, dtype=F32)

@@ -10,7 +10,7 @@ from . import equivalent
 def _t(a: np.ndarray):
     import torch
 
-    return torch.from_numpy(np.ascontiguousarray(a, dtype=np.float32))
+    return torch.from_numpy(np.ascontiguousarray(a, dtype=np.float32).reshape(np.shape(a)))
 
 
 @equivalent("kernel.add")

@@ -36,7 +36,7 @@ def _erf64(x):
     """erf over a binary64 array: cupyx's on a GPU, math.erf per element on numpy."""
     m = xp()
     if m is np:
-        return np.frompyfunc(math.erf, 1, 1)(x).astype(np.float64)
+        return np.asarray(np.frompyfunc(math.erf, 1, 1)(x), dtype=np.float64)
     from cupyx.scipy.special import erf
 
     return erf(x)
@@ -48,7 +48,7 @@ def _exp_neg(dx):
 
 
 def _each(arrays, fn, name="c"):
-    return {name: [to_host(fn(to_device(np.ascontiguousarray(x)))) for x in arrays]}
+    return {name: [to_host(fn(to_device(x))) for x in arrays]}
 
 
 @kernel("kernel.sub", "cupy")
