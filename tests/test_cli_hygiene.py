@@ -43,6 +43,7 @@ COMMANDS: dict[str, list[str]] = {
     "dump": ["dump", F],
     "paper": ["paper", "--out", OUT, "--prove-report", F],
     "render": ["render", F, "-o", OUT],
+    "torch-diff": ["torch-diff", "--ops", "kernel.add", "--json", OUT],
 }
 """Each command with arguments that make it fail fast on a bad input."""
 
