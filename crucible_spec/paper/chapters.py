@@ -54,7 +54,8 @@ CHAPTERS: tuple[Chapter, ...] = (
         "pool_allocator", "replay_region", "replay_engine", "crucible_context", "vigil",
         "replay_machines", "replay_context_ops", "vigil_ops", "replay_ops")),
     Chapter(12, "Kernels", (
-        "ckernel", "f32_tensor", "libm", "cpu_kernels", "kernel_ops", "pyc_wire", "pyc_kernels",
+        "ckernel", "f32_tensor", "libm", "cpu_kernels", "kernel_ops", "kernel_ew_ops",
+        "pyc_wire", "pyc_kernels",
         "pyc_kernel_ops", "pyc_autotune", "pyc_autotune_ops", "pyc_rails", "pyc_dispatch",
         "pyc_decision_log", "vyre_fixed", "vyre_tt"), (
         Pending("The schema-hash -> CKernelId registration table and its lookups",

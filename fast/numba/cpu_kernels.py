@@ -14,14 +14,12 @@ from ...spec.registry import kernel
 
 @njit(cache=True)
 def add_into(a, b, c):
-    """c[i] = a[i] + b[i mod b.size] over flat arrays."""
+    """c[i] = a[i] + b[i mod b.size] over flat arrays, one tile of b at a time (each tile's
+    loop vectorises)."""
     m = b.size
-    j = 0
-    for i in range(a.size):
-        c[i] = a[i] + b[j]
-        j += 1
-        if j == m:
-            j = 0
+    for start in range(0, a.size, max(m, 1)):
+        for j in range(min(m, a.size - start)):
+            c[start + j] = a[start + j] + b[j]
 
 
 @njit(cache=True)
