@@ -47,6 +47,8 @@ def batch_norm(x, gamma, beta, eps) -> dict:
 
 @equivalent("kernel.maxpool2d")
 def maxpool2d(x, k) -> dict:
+    """The same comparisons in the same order, so the same bits, for inputs without NaN: the
+    seed's scan from -inf never takes a NaN, while torch's max pooling propagates it."""
     import torch.nn.functional as F
 
     n, c, h, w = x.shape
