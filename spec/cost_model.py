@@ -172,8 +172,9 @@ numpy on 2 threads, best of 5 after a warm-up: a 1024^3 float32 matmul ran at 34
 (2 n^3 / time); np.copyto of 128 MiB float32 moved 11.9 GB/s (bytes read + written / time);
 a 4-element np.add with out= took 290 ns a call (the launch overhead). An "SM" is a core, a
 "warp" the 16 float32 lanes of a zmm register, one resident per core, and the register file is
-sized so that registers never limit it (16 x 255); "shared memory" is the 2 MiB L2 per core and "L2" the 480 MiB L3 (lscpu). No latency was measured (a pointer chase from
-Python measures the interpreter): 0. Only f32 has a peak; other dtypes have no throughput here."""
+sized so that registers never limit it (16 x 255); "shared memory" is the 2 MiB L2 per core
+and "L2" the 480 MiB L3 (lscpu). No latency was measured (a pointer chase from Python
+measures the interpreter): 0. Only f32 has a peak; other dtypes have no throughput here."""
 
 PROFILES = {p.name: p for p in (H100_SXM, B200, MI300X, A100_SXM, CPU_MEASURED)}
 NAMES = tuple(PROFILES)
