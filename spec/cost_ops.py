@@ -201,7 +201,8 @@ def synth_edges() -> list[dict]:
     CPU."""
     return [_syn(n, tile_max=64, warps_max=8) for n in NAMES if n != "cpu_measured"] + [
         _syn(m=1, n=1, k=1, tile_max=32), _syn(m=8, n=8, k=8192, tile_max=32, warps_max=16),
-        _syn("mi300x", m=100, n=300, k=70, tile_max=64), _syn(dtype="f64", tile_max=64),
+        _syn("mi300x", m=100, n=300, k=70, tile_max=64, warps_max=16),
+        _syn(dtype="f64", tile_max=64, warps_max=8),
         _syn("a100_sxm", m=1024, n=1024, k=1024, dtype="i8", tile_min=32, warps_max=8),
         _syn("cpu_measured", m=64, n=64, k=64, dtype="f32", tile_max=64, warps_max=4),
         _syn("b200", m=4096, n=4096, k=4096, tile_min=64, tile_max=256, warps_max=4)]
@@ -248,6 +249,7 @@ declare(
                   peak_int8=Field(PEAK, "dense peaks, FLOP/s (OP/s for int8)"),
                   sm_version=U32),
     spec=(preset,), errata=(E13_500, E13_501, E13_502, E13_503),
+    proof_note="a table of cited numbers; the seed's differences are errata E13.500-503",
     domain=lambda: st.fixed_dictionaries({"name": st.integers(0, len(NAMES) - 1)}),
     edges=lambda: [{"name": n} for n in NAMES],
     invalid=(InvalidCase("an unknown profile", lambda: st.just({"name": "v100"})),
