@@ -1,6 +1,7 @@
 """Chapter 13: Crucible's cost model (C++ `CostModel.h`): hardware profiles, the roofline time
 of one kernel, the kernel configuration constraints C1-C8, and the synthesis of the cheapest
-configuration of a matmul-like problem by z3.
+configuration of a matmul-like problem by z3. (The header is first committed at 9cf2c965,
+after the seed commit 8d2680a2; the errata describe that first version.)
 
 Units. Every quantity is exact: counts and bytes are integers, peaks are FLOP/s and bandwidths
 B/s (integers), times are `Fraction`s of a nanosecond. (The C++ carries TFLOPS, GB/s and ns in
