@@ -105,7 +105,8 @@ def uniform_op(seed: int, count: int, a: int, b: int) -> dict:
 
 @st.composite
 def _uniform_args(draw) -> dict:
-    lo = draw(st.floats(-1e3, 1e3, width=32) | st.sampled_from([-0.5, -0.3, 0.0, -0.0, 1.0]))
+    lo = float(np.float32(draw(st.floats(-1e3, 1e3, width=32)
+                               | st.sampled_from([-0.5, -0.3, 0.0, -0.0, 1.0]))))
     hi = draw(st.floats(lo, 1e3, width=32) | st.just(lo))
     return {"seed": draw(st.integers(0, 2**32 - 1) | st.sampled_from([7, 42])),
             "count": draw(st.integers(0, 40) | st.just(625)),
