@@ -45,10 +45,11 @@ from .pyc_wire import Named
 from .registry import InvalidCase, declare
 from .schema import U8, U16, U32, U64, Field, Int, Optional, Type, json_kind, record
 
-SEED = SEEDS["crucible"]
+SEED = SEEDS["crucible cost model"]
 HEADER = "include/crucible/CostModel.h (first committed at 9cf2c965, after 8d2680a2): "
-"""The seed has no cost model at 8d2680a2; its errata are filed under the crucible profile,
-the only one the seed has, against the header's first version."""
+"""The seed has no cost model at 8d2680a2: the header's first version (9cf2c965) is what these
+errata are read from, and the profile crucible@9cf2c965 holds only them (the rest of the seed
+stays pinned at 8d2680a2)."""
 LIMIT = 1 << 63
 """flops, bytes and elements are at most 2^63 (the C++ carries them in uint64)."""
 MAX_EXTENT = 1 << 20

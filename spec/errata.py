@@ -13,6 +13,7 @@ DEFAULT_PROFILE = "crucible"
 
 SEEDS = {
     "crucible": "crucible@8d2680a2",
+    "crucible cost model": "crucible@9cf2c965",
     "pyc": "pyc@fdf1563",
     "ringkernel": "ringkernel@1.1.0",
     "vyre": "vyre@0.6.3",

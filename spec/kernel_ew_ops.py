@@ -123,6 +123,7 @@ def _binary(op: str, fn, summary: str, left: str = "a", right: str = "b", result
         result=record(c=Field(TENSOR, f"{result}, {left}'s shape")),
         spec=(fn,), check=_same_shape(left, right), domain=lambda: _pair_args(left, right),
         invalid=_binary_invalid(left, right), edges=edges, bench=_bench_pair(left, right),
+        work=lambda n: n,
     )
 
 
@@ -132,7 +133,7 @@ def _unary(op: str, fn, summary: str, compare: str = "exact", edges=None) -> Non
         args=record(a=Field(TENSOR, "A, any shape")),
         result=record(c=Field(TENSOR, "C, A's shape")),
         spec=(fn,), domain=_unary_args, invalid=_unary_invalid(), edges=edges,
-        bench=_bench_unary(), compare=compare,
+        bench=_bench_unary(), work=lambda n: n, compare=compare,
     )
 
 
@@ -216,6 +217,7 @@ declare(
         ([2, 3], "0x3f800000"), ([4], "0x80000000"), ([3], "0x7f800001"), ([], "0xffc00000"),
         ([0, 5], "0x40490fdb"), ([1, 1, 1, 2], "0x00000001"))],
     bench=lambda n, rng: [{"shape": [n], "value": int(rng.integers(0, 1 << 32))}],
+    work=lambda n: n,
 )
 
 # ── layout ────────────────────────────────────────────────────────────────────────────────────
@@ -247,7 +249,7 @@ declare(
     edges=lambda: [{"x": wire([1, 2, 3], [1, 2, 3, 4, 5, 6])},
                    {"x": wire([2, 1, 2], [float("nan"), -0.0, 1e-45, float("-inf")])},
                    {"x": wire([0, 3, 4])}, {"x": wire([2, 0, 3])}, {"x": wire([1, 1, 1], [7])}],
-    bench=_transpose_bench,
+    bench=_transpose_bench, work=lambda n: n,
 )
 
 
@@ -289,5 +291,5 @@ declare(
                    {"x": wire([2, 3, 2], list(range(12))), "idx": 2},
                    {"x": wire([1, 2, 3], [float("nan"), -0.0, 1e-45, 1, 2, 3]), "idx": 0},
                    {"x": wire([0, 4, 3]), "idx": 3}, {"x": wire([2, 5, 0]), "idx": 4}],
-    bench=_index_bench,
+    bench=_index_bench, work=lambda n: n,
 )

@@ -122,7 +122,7 @@ declare(
         {"a": wire([2, 0]), "b": wire([0, 3])},
         {"a": wire([0, 4]), "b": wire([4, 2])},
     ],
-    bench=_bench_mm,
+    bench=_bench_mm, work=lambda n: n ** 3,
     obligations=("PO12.520", "PO12.521"),
 )
 
@@ -159,7 +159,7 @@ declare(
         {"x": wire([1, 1, 2, 2], [1, 2, 3, 4]), "w": wire([2, 1, 3, 3])},
         {"x": wire([2, 0, 2, 2]), "w": wire([3, 0, 1, 1])},
     ],
-    bench=_bench_conv2d,
+    bench=_bench_conv2d, work=lambda n: 64 * 64 * 9 * max(n - 2, 1) ** 2,
     obligations=("PO12.522",),
 )
 
@@ -196,6 +196,6 @@ declare(
         {"q": wire([2, 0, 3]), "k": wire([2, 0, 3]), "v": wire([2, 0, 3])},
         {"q": wire([1, 2, 0]), "k": wire([1, 2, 0]), "v": wire([1, 2, 0])},
     ],
-    bench=_bench_sdpa,
+    bench=_bench_sdpa, work=lambda n: 2 * 64 * n * n,
     obligations=("PO12.523", "PO12.524"),
 )

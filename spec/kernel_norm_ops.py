@@ -137,6 +137,7 @@ declare(
         {"x": wire([0, 5])},
     ],
     bench=lambda n, rng: [{"x": random_tensor(rng, _rows_bench(n, rng), 4.0)}],
+    work=lambda n: n,
 )
 """Bench n: n elements as max(n / 1024, 1) rows of D = 1,024."""
 
@@ -202,6 +203,7 @@ declare(
         {"x": wire([0, 2]), "gamma": wire([2], [1, 1]), "beta": wire([2], [0, 0])},
     ],
     bench=_ln_bench,
+    work=lambda n: n,
 )
 """Bench n: n elements as max(n / 1024, 1) rows of D = 1,024."""
 
@@ -250,6 +252,7 @@ declare(
     bench=lambda n, rng: [{"x": random_tensor(rng, (8, 64, max(n // 512, 1))),
                            "gamma": random_tensor(rng, (64,)),
                            "beta": random_tensor(rng, (64,)), "eps": EPS_BITS}],
+    work=lambda n: n,
 )
 """Bench n: X [8, 64, max(n / 512, 1)] (n elements), gamma and beta [64]."""
 
@@ -299,6 +302,7 @@ declare(
     ],
     bench=lambda n, rng: [{"x": random_tensor(rng, (1, 64, max(math.isqrt(n // 64), 2),
                                                    max(math.isqrt(n // 64), 2))), "k": 2}],
+    work=lambda n: n,
 )
 """Bench n: X [1, 64, s, s] with s = sqrt(n / 64) (about n elements), K = 2."""
 
@@ -328,6 +332,7 @@ declare(
         {"x": wire([0, 3, 4])},
     ],
     bench=lambda n, rng: [{"x": random_tensor(rng, (8, 64, max(n // 512, 1)))}],
+    work=lambda n: n,
 )
 """Bench n: X [8, 64, max(n / 512, 1)] (n elements)."""
 
@@ -392,5 +397,6 @@ declare(
         {"logits": wire([0, 4]), "targets": []},
     ],
     bench=_ce_bench,
+    work=lambda n: n,
 )
 """Bench n: n logits as max(n / 1024, 1) rows of C = 1,024, random targets."""

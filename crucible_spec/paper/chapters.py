@@ -54,15 +54,13 @@ CHAPTERS: tuple[Chapter, ...] = (
         "pool_allocator", "replay_region", "replay_engine", "crucible_context", "vigil",
         "replay_machines", "replay_context_ops", "vigil_ops", "replay_ops")),
     Chapter(12, "Kernels", (
-        "ckernel", "f32_tensor", "libm", "cpu_kernels", "kernel_ops", "kernel_ew_ops",
-        "pyc_wire", "pyc_kernels",
-        "pyc_kernel_ops", "pyc_autotune", "pyc_autotune_ops", "pyc_rails", "pyc_dispatch",
-        "pyc_decision_log", "vyre_fixed", "vyre_tt"), (
-        Pending("The schema-hash -> CKernelId registration table and its lookups",
-                "crucible-facts-ir.md §7.2"),
-        Pending("The CPU reference compute kernels (GEMM, convolution, norms, activations, "
-                "attention) and their accumulation orders", "crucible-facts-ir.md §14"))),
-    Chapter(13, "Cost model", ("hardware_target", "tile_search", "tile_ops", "egraph_cost"), (
+        "ckernel", "ckernel_table", "ckernel_ops", "f32_tensor", "libm", "cpu_kernels",
+        "kernel_ops", "kernel_ew_ops", "cpu_kernels_linear", "kernel_linear_ops",
+        "cpu_kernels_norm", "kernel_norm_ops", "mt19937", "rng_ops", "seed_compute", "pyc_wire",
+        "pyc_kernels", "pyc_kernel_ops", "pyc_autotune", "pyc_autotune_ops", "pyc_rails",
+        "pyc_dispatch", "pyc_decision_log", "vyre_fixed", "vyre_tt")),
+    Chapter(13, "Cost model", (
+        "cost_model", "cost_ops", "hardware_target", "tile_search", "tile_ops", "egraph_cost"), (
         Pending("PyC's kernel scores as a cost model", "other-seeds.md §1.5"),)),
     Chapter(14, "Graph IR and symbolic algebra", (
         "expr", "expr_arith", "expr_pool", "expr_canon", "expr_divide", "expr_logic", "expr_ops",
