@@ -349,12 +349,16 @@ erratum(
 )
 erratum(
     E13_501, "MI300X's preset: no TF32 and rounded peaks",
-    seed=SEED, location=HEADER + "mi300x", ops=("cost.profile",),
+    seed=SEED, location=HEADER + "mi300x", ops=("cost.profile", "cost.roofline"),
     witness={"args": {"name": "mi300x"},
              "spec": {"peak_tf32": 653_700_000_000_000, "peak_fp16": 1_307_400_000_000_000,
                       "peak_fp64": 163_400_000_000_000, "peak_fp8": 2_614_900_000_000_000},
              "seed": {"peak_tf32": 0, "peak_fp16": 1300 * T, "peak_fp64": 81 * T,
                       "peak_fp8": 2600 * T}},
+    also=({"op": "cost.roofline", "args": _roof("mi300x", flops=1 << 40, nbytes=1 << 20,
+                                                 dtype="f64"),
+           "spec": {"compute_ns": "14495514624/1075"},
+           "seed": {"compute_ns": "10200547328/375"}},),
     flag="result",
     detail="AMD's MI300X datasheet lists TF32 matrix 653.7, FP16/BF16 1307.4, FP8 and INT8 "
            "2614.9, FP64 matrix 163.4 and FP32 163.4 TFLOPS; the seed says TF32 is absent on "
@@ -369,6 +373,9 @@ erratum(
              "spec": {"peak_fp64": 67 * T, "peak_fp16": 989_400_000_000_000,
                       "peak_tf32": 494_700_000_000_000},
              "seed": {"peak_fp64": 34 * T, "peak_fp16": 990 * T, "peak_tf32": 495 * T}},
+    also=({"op": "cost.roofline", "args": _roof(flops=1 << 40, nbytes=1 << 20, dtype="f64"),
+           "spec": {"compute_ns": "275716767744/8375"},
+           "seed": {"compute_ns": "137858383872/2125"}},),
     flag="result",
     detail="The H100 whitepaper's dense tensor peaks are FP16/BF16 989.4, TF32 494.7, FP8 and "
            "INT8 1978.9 TFLOPS; the datasheet's FP64 tensor core rate is 67. The seed rounds "
@@ -377,23 +384,29 @@ erratum(
 )
 erratum(
     E13_503, "A100's preset: FP64 and FP32 at 19 instead of 19.5",
-    seed=SEED, location=HEADER + "ampere_a100", ops=("cost.profile",),
+    seed=SEED, location=HEADER + "ampere_a100", ops=("cost.profile", "cost.roofline"),
     witness={"args": {"name": "a100_sxm"},
              "spec": {"peak_fp64": 19_500_000_000_000, "peak_fp32": 19_500_000_000_000},
              "seed": {"peak_fp64": 19 * T, "peak_fp32": 19 * T}},
+    also=({"op": "cost.roofline", "args": _roof("a100_sxm", flops=1 << 40, nbytes=1 << 20,
+                                                 dtype="f32"),
+           "spec": {"compute_ns": "183609851904/1625"},
+           "seed": {"compute_ns": "14495514624/125"}},),
     flag="result",
     detail="The A100 datasheet gives FP64 tensor core 19.5 and FP32 19.5 TFLOPS.",
 )
 erratum(
     E13_504, "int8 kernels are priced at the FP32 peak",
     seed=SEED, location=HEADER + "HardwareProfile::peak_tflops",
-    ops=("cost.roofline", "cost.synthesize"),
+    ops=("cost.roofline",),
     witness={"args": _I8, "spec": {"compute_ns": "50130321408/44975"},
              "seed": {"compute_ns": "275716767744/8375"}},
     flag="result",
     detail="peak_tflops maps Double, Float, Half, BFloat16 and the Float8 kinds and sends "
            "every other ScalarType, Char (int8) included, to peak_fp32, so the profile's "
-           "peak_int8 is never read: an int8 GEMM on H100 costs 29.5 x the spec's time.",
+           "peak_int8 is never read: an int8 GEMM on H100 costs 29.5 x the spec's time. "
+           "(cost.synthesize is the spec's own: the seed has no synthesiser, so no profile "
+           "changes it.)",
 )
 erratum(
     E13_505, "A kernel with no throughput costs no compute time",

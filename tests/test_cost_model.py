@@ -30,7 +30,7 @@ from crucible_spec.spec.errata import profile_errata
 from crucible_spec.spec.registry import REGISTRY
 
 load_all()
-SEED = "crucible@8d2680a2"
+SEED = "crucible@9cf2c965"
 MINE = ("E13.500", "E13.501", "E13.502", "E13.503", "E13.504", "E13.505")
 
 
