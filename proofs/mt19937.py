@@ -10,6 +10,7 @@ from ..spec.mt19937 import (
     CLAMP_FROM,
     canonical_f32,
     init_genrand,
+    mt19937_uniform,
     mt19937_words,
     temper,
     twist,
@@ -20,6 +21,15 @@ from .obligation import Property, property_obligation
 
 GOLDEN_42 = (1608637542, 3421126067, 4083286876, 787846414, 3143890026)
 """std::mt19937(42)'s first five words (facts sheet)."""
+MLP_INPUT_BITS = (
+    "be00788e 3e97d47c 3ee6c406 bea214d6 3e6d8fd0 3e8f33a8 3dca0d78 3dc65960 beb01e53 bd5dde78 "
+    "beb0217c beccd016 bee242dd bd26eaa0 3ebb7b70 be2a484a 3dcf1560 beb6da29 3e5510fc 3e1a8284 "
+    "bef575f3 bee31e06 3ef09806 3e6353a4 3eaa35ec 3ee089fc be93484a beff99ed bea2e7d6 3efc0328 "
+    "bea218ce 3df09a28 be4874b8 3de4aa68 3ccace00 befc61ce bd8b6068 bef43129 be55c808 3ccaf440 "
+    "3de51320 bdcd15b0 beb89442 bee81b70 be54d808 3ef29016 be08d870 be88d232 bd33eff8 bed19c08 "
+    "3e920296 3df27460 be99c45c bdf0b7c4 3c693780 3ef76a0a 3dbd43d8 bd0823a0 bee837a7 3eb84a1c "
+    "3ddc4078 3e38a28c bea8b110 bd4ac148")
+"""test_compute's X, W1 and W2 (facts sheet): 64 draws of dist(-0.5, 0.5) over seed 42."""
 DRAWS = 1250
 """Words compared per seed: past the second twist."""
 
@@ -109,6 +119,11 @@ def _uniform_holds(case: tuple[int, float, float]) -> None:
         assert a <= got < b, (hex(u), got)
 
 
+def _mlp_inputs(_case) -> None:
+    got = mt19937_uniform(42, 64, np.float32(-0.5), np.float32(0.5))
+    assert " ".join(f"{w:08x}" for w in got.view(np.uint32)) == MLP_INPUT_BITS
+
+
 def _canonical_cases() -> list[int]:
     top = list(range(0xFFFFFE00, 1 << 32))
     return [*top, 0, 1, (1 << 24) - 1, 1 << 24, (1 << 24) + 1, (1 << 25) + 3, 0x80000080,
@@ -128,7 +143,8 @@ def _uniform_cases() -> list[tuple[int, float, float]]:
     "The distribution step by step: float32(u) / 2^32 is u rounded to nearest at 24 bits over "
     "2^32 (the clamp turns the 128 words u >= 0xFFFFFF80, which round to 2^32, into 1 - 2^-24), "
     "so it is always below 1; value = c*(b-a) + a with each operation rounded to float32 on "
-    "its own (no fused multiply-add), which keeps dist(-0.5, 0.5) in [-0.5, 0.5).",
+    "its own (no fused multiply-add), which keeps dist(-0.5, 0.5) in [-0.5, 0.5); seed 42's "
+    "first 64 draws of dist(-0.5, 0.5) are test_compute's X, W1 and W2 bit for bit.",
     covers=("rng.mt19937_uniform",),
     subject=uniform_f32,
     mutants=(
@@ -145,10 +161,13 @@ def _uniform_cases() -> list[tuple[int, float, float]]:
                     "np.float32(u) / TWO_POW_32",
                     "np.float32(u >> max(u.bit_length() - 24, 0) << max(u.bit_length() - 24, 0))"
                     " / TWO_POW_32"),
+        Mutant.edit("bounds swapped", "draws from dist(b, a)", mt19937_uniform,
+                    "uniform_f32(u, a, b)", "uniform_f32(u, b, a)"),
     ),
 )
 def distribution(_subject):
-    return [Property("the top 512 words and rounding edges", _canonical_holds,
+    return [Property("test_compute's inputs", _mlp_inputs, cases=lambda: [None]),
+            Property("the top 512 words and rounding edges", _canonical_holds,
                      cases=_canonical_cases),
             Property("random words", _canonical_holds,
                      strategy=lambda: st.integers(0, 2**32 - 1), examples=300),
