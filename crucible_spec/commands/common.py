@@ -9,6 +9,7 @@ import contextlib
 import fnmatch
 import os
 import tempfile
+from collections.abc import Iterable
 from pathlib import Path
 
 STATE_DIR = Path(".crucible-spec")
@@ -126,6 +127,11 @@ def write_output(path: str | Path, data: bytes, force: bool) -> None:
     """Write `data` to `path` through a temporary file in the same directory, renamed over the
     path once complete, so a reader sees the old file or the new one, never a part; an
     existing file is replaced only when `force`."""
+    write_chunks(path, [data], force)
+
+
+def write_chunks(path: str | Path, chunks: Iterable[bytes | memoryview], force: bool) -> int:
+    """write_output of the chunks' bytes in order, each written as it comes; returns the size."""
     check_output(path, force)
     target = Path(path)
     try:
@@ -135,11 +141,14 @@ def write_output(path: str | Path, data: bytes, force: bool) -> None:
         raise UsageError(f"cannot write {target}: {e.strerror or e}") from None
     try:
         with os.fdopen(fd, "wb") as out:
-            out.write(data)
+            size = sum(out.write(chunk) for chunk in chunks)
             out.flush()
             os.fsync(out.fileno())
         os.replace(tmp, target)
-    except OSError as e:
+    except BaseException as e:
         with contextlib.suppress(OSError):
             os.unlink(tmp)
-        raise UsageError(f"cannot write {target}: {e.strerror or e}") from None
+        if isinstance(e, OSError):
+            raise UsageError(f"cannot write {target}: {e.strerror or e}") from None
+        raise
+    return size

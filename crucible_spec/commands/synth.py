@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import math
 
-from .common import UsageError, check_output, write_output
+from .common import UsageError, check_output, write_chunks
 
 
 def integer(text: str, least: int) -> int:
@@ -42,19 +42,19 @@ def summary(num_ops: int, length: int, metas: int, size: int) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..spec.crtrace import write_crtrace
-    from ..synthetic import SHAPES, iteration_length, synthetic_trace
+    from ..synthetic import SHAPES, iteration_length
+    from ..synthetic_file import file_chunks, meta_count
 
     if args.shape not in SHAPES:
         raise UsageError(f"--shape: {args.shape!r} is not one of {', '.join(SHAPES)}")
     seed = args.seed
     check_output(args.output, args.force)
-    trace = synthetic_trace(args.ops, args.shape, seed, args.fresh_storages)
-    data = write_crtrace(trace)
-    write_output(args.output, data, args.force)
+    size = write_chunks(args.output, file_chunks(args.ops, args.shape, seed,
+                                                 args.fresh_storages), args.force)
     length = iteration_length(args.shape, seed)
+    metas = meta_count(args.ops, args.shape, seed)
     print(f"synthesized {args.shape} (seed {seed}): "
-          f"{summary(args.ops, length, len(trace.metas), len(data))} -> {args.output}")
+          f"{summary(args.ops, length, metas, size)} -> {args.output}")
     return 0
 
 
