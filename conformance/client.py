@@ -134,7 +134,7 @@ class Client:
         if not self.in_flight:
             self.broken = self._idle_check(rid)
         first = op not in self.warm and op not in self.hung_first
-        self.in_flight.append(_InFlight(rid, op, first, deadline, time.perf_counter()))
+        self.in_flight.append(_InFlight(rid, op, first, deadline, time.monotonic()))
         if self.broken is None:
             self.writes.put((rid, (request_line(rid, op, args) + "\n").encode()))
 
@@ -164,13 +164,15 @@ class Client:
                 self.in_flight.clear()
                 self.broken = None
                 return Reply(CRASH, None, 0.0, detail)
-            return self._fail(kind, time.perf_counter(), detail)
-        limit, cut = _wait_limit(self.first_timeout if head.first else self.timeout,
-                                 head.deadline)
+            return self._fail(kind, time.monotonic(), detail)
+        limit = self.first_timeout if head.first else self.timeout
         while True:
             start = max(self.written.get(head.rid, head.sent), self.last_answer)
+            end = start + limit
+            cut = head.deadline is not None and head.deadline < end
+            stop = head.deadline if cut else end
             try:
-                raw = self.lines.get(timeout=max(start + limit - time.perf_counter(), 0.0))
+                raw = self.lines.get(timeout=max(stop - time.monotonic(), 0.0))
                 break
             except queue.Empty:
                 if max(self.written.get(head.rid, head.sent), self.last_answer) > start:
@@ -196,7 +198,7 @@ class Client:
         self.sent.add(head.rid)
         self.in_flight.popleft()
         self.written.pop(head.rid, None)
-        self.last_answer = time.perf_counter()
+        self.last_answer = time.monotonic()
         return Reply(OK, resp, self.last_answer - start)
 
     def drain(self) -> None:
@@ -226,7 +228,7 @@ class Client:
     def _fail(self, kind: str, start: float, detail: str) -> Reply:
         """The oldest request's failure; the process is stopped and every request in flight
         is lost."""
-        seconds = time.perf_counter() - start
+        seconds = time.monotonic() - start
         self.in_flight.clear()
         self.broken = None
         code = self.close(grace=kind == CRASH)
@@ -255,14 +257,6 @@ class Client:
             _kill(proc)
             code = proc.wait()
         return code
-
-
-def _wait_limit(limit: float, deadline: float | None) -> tuple[float, bool]:
-    """The seconds to wait, and whether the deadline (not the timeout) sets them."""
-    if deadline is None:
-        return limit, False
-    left = max(deadline - time.monotonic(), 0.0)
-    return (left, True) if left < limit else (limit, False)
 
 
 def _check_id(resp: dict, rid: int, sent: set[int],
@@ -304,7 +298,7 @@ def _pump_stdin(proc: subprocess.Popen, writes: queue.Queue, written: dict[int, 
         with contextlib.suppress(BrokenPipeError, OSError, ValueError):
             stream.write(b"".join(data for _, data in items))
             stream.flush()
-        now = time.perf_counter()
+        now = time.monotonic()
         for rid, _ in items:
             written[rid] = now
     with contextlib.suppress(BrokenPipeError, OSError, ValueError):
