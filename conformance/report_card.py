@@ -100,7 +100,7 @@ def _row(r: OpResult) -> list[str]:
     return [str(REGISTRY.ops[r.op].chapter) if r.op in REGISTRY.ops else "?", r.op, r.status,
             str(r.cases), str(r.passed), str(r.failed), str(r.xfailed), str(r.skipped),
             str(r.resource_limit), f"{r.impl_seconds * 1e3:.1f}",
-            f"{r.reference_seconds * 1e3:.1f}"]
+            f"{r.reference_seconds * 1e3:.1f}" if r.reference_seconds else "-"]
 
 
 def failure_lines(r: OpResult) -> list[str]:

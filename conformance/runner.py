@@ -3,12 +3,15 @@ implementation through the wire protocol, and compare every answer with the refe
 
 Per op: passed / failed / xfail / skipped cases, those answered `resource_limit`, or
 unsupported; the first failures with the exact field path and byte; the implementation's time
-against the reference's on the same cases. Misbehaviour (crash, hang, garbage, null-id,
-wrong-id, flood) is recorded as an event and the run goes on with a fresh process. An op's
-remaining cases are skipped after three failures of the process in a row, after `max_hangs`
-hangs in all, or when its time budget (`op_budget` seconds for its vectors and fuzzing) or the
-run's (`run_budget`) is spent: every wait for a response ends at the budget's end, so a run
-takes at most the run budget and the time to stop one process.
+(and, when the run times it, the reference's on the same cases). Each case is compared with the
+answer its vector holds; the vectors of an op are pipelined, up to the client's window of
+requests in flight (conformance/client.py), with the same results as one request at a time.
+Misbehaviour (crash, hang, garbage, null-id, wrong-id, flood) is recorded as an event and the
+run goes on with a fresh process. An op's remaining cases are skipped after three failures of
+the process in a row, after `max_hangs` hangs in all, or when its time budget (`op_budget`
+seconds for its vectors and fuzzing) or the run's (`run_budget`) is spent: every wait for a
+response ends at the budget's end, so a run takes at most the run budget and the time to stop
+one process.
 
 An answer `{"ok": false, "error": {"code": "resource_limit"}}` to an input the spec answers
 with a result says the implementation cannot hold that input: it is counted apart, never as a
@@ -177,11 +180,25 @@ class Run:
     profile: str = "crucible"
     index_base: dict[str, int] = field(default_factory=dict)
     """op -> the suite index of its first case given (non-zero when one case is re-run)."""
+    time_reference: bool = False
+    """Also time the reference on every vector case (the report's reference column)."""
 
     def ask(self, op: str, args: dict, deadline: float = math.inf) -> Reply:
         """One request, its wait ending at `deadline` or the run's deadline, whichever is first."""
         rid, self.next_id = self.next_id, self.next_id + 1
         reply = self.client.request(rid, op, args, min(deadline, self.deadline))
+        if reply.kind not in (OK, BUDGET):
+            self.events.append({"kind": reply.kind, "op": op, "detail": reply.detail})
+        return reply
+
+    def send(self, op: str, args: dict, deadline: float = math.inf) -> None:
+        """Put one request in flight (its answer comes from `receive`, in order)."""
+        rid, self.next_id = self.next_id, self.next_id + 1
+        self.client.send(rid, op, args, min(deadline, self.deadline))
+
+    def receive(self, op: str) -> Reply:
+        """The answer to the oldest request in flight."""
+        reply = self.client.receive()
         if reply.kind not in (OK, BUDGET):
             self.events.append({"kind": reply.kind, "op": op, "detail": reply.detail})
         return reply
@@ -245,14 +262,17 @@ def give_up(run: Run, op_deadline: float, in_a_row: int, hangs: int) -> str:
 
 def run_op(run: Run, op: Op, cases: list[Case],
            progress: Callable[[str], None] | None = None) -> OpResult:
-    """Every case of one op, within the op's time budget and the run's. The timings leave out
-    the first request (an implementation may compile the op then)."""
+    """Every case of one op, within the op's time budget and the run's, compared with the
+    answer its vector holds. Up to the client's window of requests are in flight; after a
+    failure of the process those lost in flight are sent again to the fresh one, so each case
+    is answered as if it had been sent alone. The timings leave out the first request (an
+    implementation may compile the op then); the reference is timed only when the run says."""
     base = run.index_base.get(op.name, 0)
     res = OpResult(op.name, cases=len(cases), first_case=base)
-    reference = Implementation("reference", run.errata)
+    reference = Implementation("reference", run.errata) if run.time_reference else None
     began = time.monotonic()
     op_deadline = began + run.limits.op_budget
-    in_a_row = hangs = 0
+    in_a_row = hangs = sent = 0
     for i, case in enumerate(cases):
         if progress:
             progress(f"{op.name} {i + 1}/{len(cases)}")
@@ -260,20 +280,22 @@ def run_op(run: Run, op: Op, cases: list[Case],
         if res.note:
             res.skipped = len(cases) - i
             break
-        reply = run.ask(op.name, case.args, op_deadline)
+        sent = max(sent, i)
+        while sent < len(cases) and run.client.room(op.name) > 0:
+            run.send(op.name, cases[sent].args, op_deadline)
+            sent += 1
+        reply = run.receive(op.name)
         if reply.kind == BUDGET:
             res.skipped, res.note = len(cases) - i, run.spent(op_deadline) or BUDGET_SPENT
             break
-        start = time.perf_counter()
-        with contextlib.suppress(SpecError):
-            reference.call(op.name, case.args)
         if i:
             res.impl_seconds += reply.seconds
-            res.reference_seconds += time.perf_counter() - start
+            res.reference_seconds += _reference_seconds(reference, op, case)
         index = base + i
         if reply.kind != OK:
             in_a_row += 1
             hangs += reply.kind == HANG
+            sent = i + 1
             _record(res, run, Failure(op.name, index, case.source, case.args, reply.kind,
                                       detail=reply.detail,
                                       case_id=case_id(run.profile, op, index)))
@@ -295,8 +317,19 @@ def run_op(run: Run, op: Op, cases: list[Case],
         else:
             _record(res, run, Failure(op.name, index, case.source, case.args, "mismatch", diff,
                                       case_id=case_id(run.profile, op, index)))
+    run.client.drain()
     res.seconds = time.monotonic() - began
     return res
+
+
+def _reference_seconds(reference: Implementation | None, op: Op, case: Case) -> float:
+    """The reference's time on one case (0 when the run does not time it)."""
+    if reference is None:
+        return 0.0
+    start = time.perf_counter()
+    with contextlib.suppress(SpecError):
+        reference.call(op.name, case.args)
+    return time.perf_counter() - start
 
 
 def _record(res: OpResult, run: Run, failure: Failure) -> None:
@@ -446,13 +479,14 @@ def run_suite(client: Client, suite: dict[str, list[Case]], errata: frozenset[st
               limits: Limits | None = None, profile: str = "crucible",
               index_base: dict[str, int] | None = None,
               done: Callable[[OpResult], None] | None = None,
+              time_reference: bool = False,
               ) -> tuple[dict | None, list[OpResult], list]:
     """Run every op of `suite` within the limits; returns (hello, per-op results, events).
-    `done` hears of each op as it finishes."""
+    `done` hears of each op as it finishes; `time_reference` also times the reference."""
     limits = limits or Limits(client.timeout, client.first_timeout)
     run = Run(client, errata, xfail, limits=limits,
               deadline=time.monotonic() + limits.run_budget, profile=profile,
-              index_base=index_base or {})
+              index_base=index_base or {}, time_reference=time_reference)
     greeting = hello(run)
     results = []
     for name, cases in suite.items():

@@ -61,6 +61,8 @@ class Setup:
     limits: Limits = field(default_factory=Limits)
     deadline: float = math.inf
     profile: str = "crucible"
+    window: int = 64
+    time_reference: bool = False
 
 
 @dataclass(frozen=True)
@@ -89,10 +91,10 @@ _WORKERS: dict[tuple, _Worker] = {}
 
 
 def _worker(setup: Setup) -> _Worker:
-    key = (setup.command, setup.limits.timeout, setup.limits.first_timeout)
+    key = (setup.command, setup.limits.timeout, setup.limits.first_timeout, setup.window)
     if key not in _WORKERS:
         _WORKERS[key] = _Worker(Client(list(setup.command), setup.limits.timeout,
-                                       setup.limits.first_timeout))
+                                       setup.limits.first_timeout, setup.window))
     return _WORKERS[key]
 
 
@@ -119,7 +121,7 @@ def _run_shard(shard: Shard, setup: Setup, cases: list[Case], op: Op | None,
     worker = _worker(setup)
     run = Run(worker.client, setup.errata, Xfail(dict(setup.xfail)), next_id=worker.next_id,
               limits=setup.limits, deadline=time.monotonic() + setup.deadline - time.time(),
-              profile=setup.profile)
+              profile=setup.profile, time_reference=setup.time_reference)
     record: dict = {"greeting": None, "result": None}
     if shard.kind == HELLO:
         record["greeting"] = hello(run)

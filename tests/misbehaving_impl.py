@@ -14,6 +14,9 @@ receives (default: every one) is answered according to MODE:
   crash           exit with status 3
   garbage         a line that is not JSON
   resource-limit  {"ok": false, "error": {"code": "resource_limit"}}
+  slow            the right answer after 0.15 s
+  swap            the right answer, held back until the next request is answered (out of
+                  order)
 
 It imports nothing of crucible-spec, so it starts in a few milliseconds, like a native binary.
 """
@@ -60,7 +63,7 @@ def write(obj: dict) -> None:
     sys.stdout.flush()
 
 
-def misbehave(mode: str, req: dict, answer: dict) -> None:
+def misbehave(mode: str, req: dict, answer: dict, held: list) -> None:
     """Answer `req` (whose right answer is `answer`, without its id) the MODE way."""
     rid = req["id"]
     if mode == "null-id":
@@ -80,6 +83,11 @@ def misbehave(mode: str, req: dict, answer: dict) -> None:
     elif mode == "garbage":
         sys.stdout.write("this is not JSON\n")
         sys.stdout.flush()
+    elif mode == "slow":
+        time.sleep(0.15)
+        write({"id": rid} | answer)
+    elif mode == "swap":
+        held.append({"id": rid} | answer)
     elif mode == "resource-limit":
         write({"id": rid, "ok": False, "error": {"code": "resource_limit",
                                                  "message": "needs more memory than there is"}})
@@ -91,15 +99,18 @@ def main(argv: list[str]) -> None:
     mode, every = argv[0], int(argv[1]) if len(argv) > 1 else 1
     cache: dict = {}
     count = 0
+    held: list[dict] = []
     for line in sys.stdin:
         req = json.loads(line)
         answer = right_answer(req, cache)
         if req["op"] != "hello":
             count += 1
             if count % every == 0:
-                misbehave(mode, req, answer)
+                misbehave(mode, req, answer, held)
                 continue
         write({"id": req["id"]} | answer)
+        while held:
+            write(held.pop())
 
 
 if __name__ == "__main__":

@@ -60,7 +60,8 @@ def _sharded(args: argparse.Namespace, command: list[str], suite: dict, errata: 
 
     xfail = tuple(sorted(_xfail(args.xfail).entries.items()))
     setup = sharded.Setup(tuple(command), errata, xfail, args.seed, limits,
-                          time.time() + limits.run_budget, args.profile)
+                          time.time() + limits.run_budget, args.profile, args.window,
+                          args.time_reference)
     key = {"command": command, "profile": args.profile, "seed": args.seed, "xfail": xfail,
            "spec_version": SPEC_VERSION, "manifest_sha256": manifest,
            "hypothesis": hypothesis.__version__, "limits": limits.to_json()}
@@ -130,10 +131,12 @@ def run(args: argparse.Namespace) -> int:
     else:
         with console.steps("conform", len(suite)) as s:
             greeting, results, events = run_suite(
-                Client(command, timeout=limits.timeout, first_timeout=limits.first_timeout),
+                Client(command, timeout=limits.timeout, first_timeout=limits.first_timeout,
+                       window=args.window),
                 suite, errata, _xfail(args.xfail), fuzz=args.fuzz, fuzz_seed=args.seed,
                 limits=limits, profile=args.profile, index_base=base,
-                done=lambda r: s.step(f"{r.op} {r.status}"))
+                done=lambda r: s.step(f"{r.op} {r.status}"),
+                time_reference=args.time_reference)
     print(report_card.render(results, events, greeting, limits, verbose=args.verbose))
     if args.report:
         document = report_card.card(command, args.profile, manifest, greeting, results, events,
@@ -199,6 +202,15 @@ def add_parser(sub) -> None:
     p.add_argument("--max-hangs", type=positive_int, default=3, metavar="N",
                    help="give up on an op (skip the rest of its cases) after N hangs in all, "
                         "in a row or not (default 3)")
+    p.add_argument("--window", type=positive_int, default=64, metavar="N",
+                   help="keep up to N requests in flight (pipelined; answers must still come "
+                        "in request order, and a request's timeout runs from when it is "
+                        "written, or from the previous answer if later); 1 sends one request "
+                        "and waits for its answer before the next (default 64)")
+    p.add_argument("--time-reference", action="store_true",
+                   help="also run the reference on every vector case to fill the report's "
+                        "reference time column and ratio (the expected answers come from the "
+                        "vectors either way)")
     p.add_argument("--vectors", metavar="DIR", help="vectors directory (default: bundled)")
     p.add_argument("--workers", type=positive_int, default=None, metavar="W",
                    help="run as shards (each op's vectors, each block of 100 fuzz inputs) on a "
