@@ -19,7 +19,6 @@ from __future__ import annotations
 import argparse
 import contextlib
 import multiprocessing
-import os
 import sys
 import time
 from concurrent.futures import ProcessPoolExecutor, as_completed
@@ -130,7 +129,8 @@ def add_parser(sub) -> None:
                     "Prints seconds per op, slowest first; exit 1 naming any op that failed.")
     p.add_argument("--ops", nargs="*", metavar="GLOB",
                    help="ops to warm (default: every op with a numba kernel)")
-    p.add_argument("--jobs", type=positive_int, default=max(1, min(4, os.cpu_count() or 1)),
-                   help="worker processes compiling in parallel (default: the CPU count, "
-                        "at most 4; 1 compiles in this process)")
+    p.add_argument("--jobs", type=positive_int, default=1,
+                   help="worker processes compiling in parallel (default 1: each worker imports "
+                        "everything and compiles the shared helpers again, so more helps only "
+                        "with idle cores)")
     p.set_defaults(func=run)
