@@ -27,6 +27,7 @@ from .commands import (
     synth,
     torch_diff,
     vectors,
+    warm,
 )
 from .commands.common import UsageError
 
@@ -34,7 +35,7 @@ BUG_REPORT = ("this is a bug in crucible-spec: please report it with the command
               "the output of the same command run with --debug")
 
 COMMANDS = (ops, prove, mutate, serve, conform, vectors, errata, oracle, bench, record, analyze,
-            synth, lean_coverage, fuzz, dump, paper, render, torch_diff)
+            synth, lean_coverage, fuzz, dump, paper, render, torch_diff, warm)
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -44,6 +44,7 @@ COMMANDS: dict[str, list[str]] = {
     "paper": ["paper", "--out", OUT, "--prove-report", F],
     "render": ["render", F, "-o", OUT],
     "torch-diff": ["torch-diff", "--ops", "kernel.add", "--json", OUT],
+    "warm": ["warm", "--ops", "no.such.op*", "--jobs", "1"],
 }
 """Each command with arguments that make it fail fast on a bad input."""
 

@@ -1,6 +1,7 @@
 """numba kernel for build_trace: the pointer map as an open-addressing table, slots, edges
 and the streaming content hash, all in flat arrays (and the seed's errata E6.1, E6.4, E6.5,
-E8.3 and E8.4 as switches)."""
+E8.3 and E8.4 as switches). The size and stride grids are passed C-contiguous (the trace arrays
+hold strided views of one grid), so build_into compiles for one signature."""
 
 from __future__ import annotations
 
@@ -32,8 +33,10 @@ def _mix(h, x, keep_zero):
     return bits.wymix(h if h != 0 else bits.PHI_U64, x if x != 0 else bits.PHI_U64)
 
 
-@njit(cache=True)
+@njit("void(int64[:, ::1], int64, int64, int64, int64, int64, int64)", cache=True)
 def _row(a, k, v0, v1, v2, v3, v4):
+    """a[k] = (v0..v4); an explicit signature, as the constants among the arguments would
+    otherwise compile it once per pattern of literals (eight)."""
     a[k, 0], a[k, 1], a[k, 2], a[k, 3], a[k, 4] = v0, v1, v2, v3, v4
 
 
@@ -169,7 +172,8 @@ def build_arrays(a: TraceArrays, errata: frozenset[str] = frozenset(), cap: int 
     slots = np.zeros((m, 5), dtype=np.int64)
     out = np.zeros(3, dtype=np.uint64)
     build_into(a.schema, a.flags, a.meta_start, a.n_in, a.n_out, a.scalar_off, a.scalars,
-               a.ptr, a.ndim, a.sizes, a.strides, a.packed(errata), a.nbytes.view(np.int64),
+               a.ptr, a.ndim, np.ascontiguousarray(a.sizes), np.ascontiguousarray(a.strides),
+               a.packed(errata), a.nbytes.view(np.int64),
                DIMMIX,
                E6_1 in errata, E6_4 in errata, cap, E8_3 in errata, meta_trace, meta_slot,
                edges, slots, out)

@@ -1,4 +1,6 @@
-"""numba kernel for the content hash: one chain per region, ops in order."""
+"""numba kernel for the content hash: one chain per region, ops in order. The size and stride
+grids are passed C-contiguous (some callers hold strided views), so the kernel compiles for one
+signature."""
 
 from __future__ import annotations
 
@@ -41,6 +43,7 @@ def content_into(region_ops, schema, op_inputs, op_scalars, ndim, sizes, strides
 def content_batch(ops):
     g = regions(ops)
     out = np.empty(len(ops), dtype=np.uint64)
-    content_into(g.region_ops, g.schema, g.op_inputs, g.op_scalars, g.ndim, g.sizes,
-                 g.strides, g.packed, g.scalars, DIMMIX, out)
+    content_into(g.region_ops, g.schema, g.op_inputs, g.op_scalars, g.ndim,
+                 np.ascontiguousarray(g.sizes), np.ascontiguousarray(g.strides), g.packed,
+                 g.scalars, DIMMIX, out)
     return {"out": out}

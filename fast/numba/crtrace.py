@@ -6,6 +6,7 @@ from functools import partial
 
 import numpy as np
 from numba import njit
+from numba.types import Array, int64, uint8, uint64
 
 from ...spec.crtrace import TRACE_OP_RECORD
 from ...spec.registry import kernel
@@ -21,8 +22,10 @@ E_COUNTS, E_GRAD, E_FLAGS, E_SCALARS = (E["num_inputs"], E["grad_enabled"], E["o
                                        E["scalar_values"])
 
 
-@njit(cache=True)
+@njit(uint64(Array(uint8, 1, "C", readonly=True), int64), cache=True)
 def _u64(row, at):
+    """The little-endian u64 at byte `at` of a record (an explicit signature: called with
+    constant offsets, it would otherwise compile once per offset, typed as a literal)."""
     v = np.uint64(0)
     for b in range(8):
         v |= np.uint64(row[at + b]) << np.uint64(8 * b)

@@ -32,9 +32,17 @@ def scatter_into(values, offsets, sizes, out):
                 out[i, offsets[leaf] + b] = np.uint8((v >> np.uint64(8 * b)) & np.uint64(0xFF))
 
 
+def readonly(a: np.ndarray) -> np.ndarray:
+    """A C-contiguous read-only view of `a`: numba types a read-only array apart from a
+    writable one, so passing one kind always compiles gather_into for one signature."""
+    view = np.ascontiguousarray(a).view()
+    view.flags.writeable = False
+    return view
+
+
 def gather(records, offsets, sizes):
     out = np.empty((records.shape[0], offsets.size), dtype=np.uint64)
-    gather_into(records, offsets, sizes, out)
+    gather_into(readonly(records), offsets, sizes, out)
     return out
 
 

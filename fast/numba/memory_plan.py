@@ -103,7 +103,7 @@ def plan_into(nbytes, birth, death, internal, offsets, seed):
     cap = FREE_LIST_CAP if seed else idx.size + 1
     free_off = np.zeros(cap, dtype=np.uint64)
     free_size = np.zeros(cap, dtype=np.uint64)
-    count = 0
+    count = np.int64(0)  # not the literal 0: helpers would compile for Literal[int](0) too
     pool = np.uint64(0)
     used = np.full(nbytes.size, -1, dtype=np.int64)  # the step that used a slot
     step = 0
