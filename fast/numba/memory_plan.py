@@ -1,7 +1,8 @@
-"""numba kernel for the memory planner: the same sweep over ops, with the free list, the
-direct-reuse windows and the buckets kept in arrays. The free list is the spec's (every block,
-address-ordered, merged with its neighbours) or, under E10.1, the seed's (unordered, capped,
-never merged)."""
+"""numba kernel for the memory planner: the same sweep over ops, with the direct-reuse windows
+and the buckets kept in arrays. The free list is the spec's (every block, address-ordered,
+merged with its neighbours), kept as the treap of `free_tree` so each first fit, take and free
+costs O(log F); or, under E10.1, the seed's (unordered, capped, never merged) in two arrays,
+scanned in list order as the seed does."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from numba import njit
 from ...spec.errata import NO_ERRATA
 from ...spec.memory_plan import DIRECT_REUSE_WINDOW, E10_1, FREE_LIST_CAP, plan_slots
 from ...spec.registry import kernel
+from . import free_tree
 
 W = DIRECT_REUSE_WINDOW
 
@@ -31,76 +33,68 @@ def _push(free_off, free_size, count, offset, size):
 
 
 @njit(cache=True)
-def _coalesce(free_off, free_size, count, offset, size):
-    """Free [offset, offset + size) into the address-ordered list, merged with its free
-    neighbours; returns the new count."""
-    if size == 0:
-        return count
-    k = np.searchsorted(free_off[:count], offset)
-    start = offset
-    end = offset + size
-    after = k < count and free_off[k] == end
-    before = k > 0 and free_off[k - 1] + free_size[k - 1] == start
-    if before and after:
-        free_size[k - 1] = free_off[k] + free_size[k] - free_off[k - 1]
-        free_off[k:count - 1] = free_off[k + 1:count].copy()
-        free_size[k:count - 1] = free_size[k + 1:count].copy()
-        return count - 1
-    if before:
-        free_size[k - 1] += size
-        return count
-    if after:
-        free_off[k] = start
-        free_size[k] += size
-        return count
-    free_off[k + 1:count + 1] = free_off[k:count].copy()
-    free_size[k + 1:count + 1] = free_size[k:count].copy()
-    free_off[k] = start
-    free_size[k] = size
-    return count + 1
-
-
-@njit(cache=True)
-def _release(free_off, free_size, count, offset, size, seed):
-    if seed:
-        return _push(free_off, free_size, count, offset, size)
-    return _coalesce(free_off, free_size, count, offset, size)
-
-
-@njit(cache=True)
-def _fit(free_off, free_size, count, size, pool, seed):
-    """(offset, count, pool): first fit in list order (E10.1: swap-remove of an entry taken
-    whole) or, by address, with the block that ends the pool grown past it."""
+def _seed_fit(free_off, free_size, count, size, pool):
+    """E10.1: (offset, count, pool): first fit in list order, an entry taken whole replaced by
+    the last (swap-remove); else the end of the pool."""
     for k in range(count):
         if free_size[k] >= size:
             offset = free_off[k]
             if free_size[k] != size:
                 free_off[k] += size
                 free_size[k] -= size
-            elif seed:
+            else:
                 count -= 1
                 free_off[k] = free_off[count]
                 free_size[k] = free_size[count]
-            else:
-                free_off[k:count - 1] = free_off[k + 1:count].copy()
-                free_size[k:count - 1] = free_size[k + 1:count].copy()
-                count -= 1
             return offset, count, pool
-    if not seed and count > 0 and free_off[count - 1] + free_size[count - 1] == pool:
-        offset = free_off[count - 1]
-        return offset, count - 1, offset + size
     return pool, count, pool + size
 
 
 @njit(cache=True)
-def plan_into(nbytes, birth, death, internal, offsets, seed):
+def _lowest_fit(link, val, state, spare, path, size, pool):
+    """(offset, pool): the lowest free block that fits, split at its start; else the free
+    block that ends the pool, grown past it; else the end of the pool."""
+    depth = free_tree.first_fit(link, val, state, path, size)
+    if depth:
+        return free_tree.take(link, val, state, spare, path, depth, size), pool
+    v = free_tree.last(link, state)
+    if v >= 0 and val[v, free_tree.OFF] + val[v, free_tree.SIZE] == pool:
+        offset = val[v, free_tree.OFF]
+        depth = free_tree.find(link, val, state, path, offset)
+        free_tree.remove(link, val, state, spare, path, depth)
+        return offset, offset + size
+    return pool, pool + size
+
+
+@njit(cache=True)
+def _release(free_off, free_size, count, tree, offset, size, seed):
+    """Give [offset, offset + size) back: pushed (E10.1) or merged into the tree."""
+    if seed:
+        return _push(free_off, free_size, count, offset, size)
+    link, val, state, spare, path = tree
+    free_tree.free(link, val, state, spare, path, offset, size)
+    return count
+
+
+@njit(cache=True)
+def _fit(free_off, free_size, count, tree, size, pool, seed):
+    """(offset, count, pool) of a newborn that reuses no dying slot."""
+    if seed:
+        return _seed_fit(free_off, free_size, count, size, pool)
+    link, val, state, spare, path = tree
+    offset, pool = _lowest_fit(link, val, state, spare, path, size, pool)
+    return offset, count, pool
+
+
+@njit(cache=True)
+def plan_into(nbytes, birth, death, internal, offsets, seed, tree):
     """Offsets of every internal slot (externals untouched); returns the pool size."""
     idx = np.nonzero(internal)[0]
     if idx.size == 0:
         return np.uint64(0)
     by_birth = idx[np.argsort(birth[idx], kind="mergesort")]
     by_free = idx[np.argsort(death[idx] + 1, kind="mergesort")]
-    cap = FREE_LIST_CAP if seed else idx.size + 1
+    cap = FREE_LIST_CAP if seed else 0
     free_off = np.zeros(cap, dtype=np.uint64)
     free_size = np.zeros(cap, dtype=np.uint64)
     count = 0
@@ -136,26 +130,28 @@ def plan_into(nbytes, birth, death, internal, offsets, seed):
                     used[b] = step
                     used[best] = step
                     if waste > 0:
-                        count = _release(free_off, free_size, count, offsets[best] + size,
-                                         waste, seed)
+                        count = _release(free_off, free_size, count, tree,
+                                         offsets[best] + size, waste, seed)
         for dk in range(d0, j):  # b. free the rest of the dying slots
             d = by_free[dk]
             if used[d] != step:
-                count = _release(free_off, free_size, count, offsets[d], _a256(nbytes[d]),
-                                 seed)
+                count = _release(free_off, free_size, count, tree, offsets[d],
+                                 _a256(nbytes[d]), seed)
         for bk in range(b0, i):  # c. first fit, else the end of the pool
             b = by_birth[bk]
             if used[b] != step:
-                offsets[b], count, pool = _fit(free_off, free_size, count, _a256(nbytes[b]),
-                                               pool, seed)
+                offsets[b], count, pool = _fit(free_off, free_size, count, tree,
+                                               _a256(nbytes[b]), pool, seed)
     return pool
 
 
 def plan_arrays(nbytes, birth, death, external, errata=NO_ERRATA):
     """(offsets, pool bytes) of slots given as arrays."""
     offsets = np.zeros(nbytes.size, dtype=np.uint64)
+    seed = E10_1 in errata
+    tree = free_tree.new_tree(1 if seed else nbytes.size + 2)
     pool = plan_into(nbytes.astype(np.uint64), birth.astype(np.int64), death.astype(np.int64),
-                     ~external.astype(np.bool_), offsets, E10_1 in errata)
+                     ~external.astype(np.bool_), offsets, seed, tree)
     return offsets, int(pool)
 
 
