@@ -31,30 +31,32 @@ ROOT, NEXT, SPARE = 0, 1, 2
 
 
 def new_tree(cap: int) -> tuple[np.ndarray, ...]:
-    """An empty tree for at most cap free blocks at once: (link, val, state, spare, path)."""
-    return (np.full((cap, 2), -1, dtype=np.int64), np.zeros((cap, 4), dtype=np.uint64),
-            np.array([-1, 0, 0], dtype=np.int64), np.zeros(cap, dtype=np.int64),
-            np.zeros(cap + 1, dtype=np.int64))
+    """An empty tree for at most cap free blocks at once: (link, val, state, spare, path).
+    Only state is filled: a node's entries are written when it is made, so the pages of a
+    tree that stays small are never touched."""
+    return (np.empty((cap, 2), dtype=np.int64), np.empty((cap, 4), dtype=np.uint64),
+            np.array([-1, 0, 0], dtype=np.int64), np.empty(cap, dtype=np.int64),
+            np.empty(cap + 1, dtype=np.int64))
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _max_of(val, v):
     return val[v, MAX] if v >= 0 else np.uint64(0)
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _pull(link, val, v):
     """Recompute v's subtree max from its size and its children's maxima."""
     val[v, MAX] = max(val[v, SIZE], _max_of(val, link[v, 0]), _max_of(val, link[v, 1]))
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _pull_path(link, val, path, depth):
     for k in range(depth - 1, -1, -1):
         _pull(link, val, path[k])
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _attach(link, state, parent, side, v):
     if parent < 0:
         state[ROOT] = v
@@ -62,7 +64,7 @@ def _attach(link, state, parent, side, v):
         link[parent, side] = v
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def find(link, val, state, path, offset):
     """The path from the root to the node at offset (its last entry); returns its length."""
     depth = 0
@@ -76,7 +78,7 @@ def find(link, val, state, path, offset):
     return 0
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def first_fit(link, val, state, path, size):
     """Step 2: the path to the lowest-offset block of at least size bytes; 0 if none fits."""
     v = state[ROOT]
@@ -95,7 +97,7 @@ def first_fit(link, val, state, path, size):
             v = link[v, 1]
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def last(link, state):
     """The highest-offset block, -1 if none."""
     v = state[ROOT]
@@ -104,7 +106,7 @@ def last(link, state):
     return v
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _before(link, val, state, offset):
     """The block with the highest offset below offset, -1 if none."""
     best = -1
@@ -118,7 +120,7 @@ def _before(link, val, state, offset):
     return best
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def remove(link, val, state, spare, path, depth):
     """Step 3: remove the node path[depth - 1], merging its subtrees in its place."""
     v = path[depth - 1]
@@ -142,7 +144,7 @@ def remove(link, val, state, spare, path, depth):
     state[SPARE] += 1
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _node(link, val, state, spare, offset, size):
     """A fresh leaf (a given-back node first) with a pseudo-random priority."""
     if state[SPARE] > 0:
@@ -160,7 +162,7 @@ def _node(link, val, state, spare, offset, size):
     return v
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def insert(link, val, state, spare, path, offset, size):
     """Step 4's new block: descend while priorities outrank it, then split the rest by offset
     into its left (lower offsets) and right subtrees."""
@@ -194,7 +196,7 @@ def insert(link, val, state, spare, path, offset, size):
     _pull_path(link, val, path, above + 1)
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def free(link, val, state, spare, path, offset, size):
     """Step 4: give [offset, offset + size) back, merged with the blocks at both its ends;
     0 bytes free nothing."""
@@ -223,7 +225,7 @@ def free(link, val, state, spare, path, offset, size):
     insert(link, val, state, spare, path, offset, size)
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def take(link, val, state, spare, path, depth, size):
     """Step 3: the offset of the first size bytes of block path[depth - 1], taken from it."""
     v = path[depth - 1]

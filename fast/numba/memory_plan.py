@@ -1,8 +1,9 @@
 """numba kernel for the memory planner: the same sweep over ops, with the direct-reuse windows
 and the buckets kept in arrays. The free list is the spec's (every block, address-ordered,
-merged with its neighbours), kept as the treap of `free_tree` so each first fit, take and free
-costs O(log F); or, under E10.1, the seed's (unordered, capped, never merged) in two arrays,
-scanned in list order as the seed does."""
+merged with its neighbours), kept in two sorted arrays while it is short, then moved into the
+treap of `free_tree`, where each first fit, take and free costs O(log F); or, under E10.1,
+the seed's (unordered, capped, never merged) in two arrays, scanned in list order as the seed
+does."""
 
 from __future__ import annotations
 
@@ -15,6 +16,9 @@ from ...spec.registry import kernel
 from . import free_tree
 
 W = DIRECT_REUSE_WINDOW
+SHORT_LIST = 64
+"""The spec's free list lives in two sorted arrays (shifted on each change, cheap while short)
+until it holds this many blocks, then in the tree for the rest of the sweep."""
 
 
 @njit(cache=True)
@@ -51,9 +55,56 @@ def _seed_fit(free_off, free_size, count, size, pool):
 
 
 @njit(cache=True)
-def _lowest_fit(link, val, state, spare, path, size, pool):
-    """(offset, pool): the lowest free block that fits, split at its start; else the free
-    block that ends the pool, grown past it; else the end of the pool."""
+def _coalesce(free_off, free_size, count, offset, size):
+    """Free [offset, offset + size) into the short address-ordered list, merged with its free
+    neighbours; returns the new count."""
+    k = np.searchsorted(free_off[:count], offset)
+    end = offset + size
+    after = k < count and free_off[k] == end
+    before = k > 0 and free_off[k - 1] + free_size[k - 1] == offset
+    if before and after:
+        free_size[k - 1] = free_off[k] + free_size[k] - free_off[k - 1]
+        free_off[k:count - 1] = free_off[k + 1:count].copy()
+        free_size[k:count - 1] = free_size[k + 1:count].copy()
+        return count - 1
+    if before:
+        free_size[k - 1] += size
+        return count
+    if after:
+        free_off[k] = offset
+        free_size[k] += size
+        return count
+    free_off[k + 1:count + 1] = free_off[k:count].copy()
+    free_size[k + 1:count + 1] = free_size[k:count].copy()
+    free_off[k] = offset
+    free_size[k] = size
+    return count + 1
+
+
+@njit(cache=True)
+def _list_lowest_fit(free_off, free_size, count, size, pool):
+    """(offset, count, pool) from the short list: the lowest block that fits, split at its
+    start; else the block that ends the pool, grown past it; else the end of the pool."""
+    for k in range(count):
+        if free_size[k] >= size:
+            offset = free_off[k]
+            if free_size[k] != size:
+                free_off[k] += size
+                free_size[k] -= size
+            else:
+                free_off[k:count - 1] = free_off[k + 1:count].copy()
+                free_size[k:count - 1] = free_size[k + 1:count].copy()
+                count -= 1
+            return offset, count, pool
+    if count > 0 and free_off[count - 1] + free_size[count - 1] == pool:
+        offset = free_off[count - 1]
+        return offset, count - 1, offset + size
+    return pool, count, pool + size
+
+
+@njit(cache=True)
+def _tree_lowest_fit(link, val, state, spare, path, size, pool):
+    """(offset, pool) from the tree, as _list_lowest_fit."""
     depth = free_tree.first_fit(link, val, state, path, size)
     if depth:
         return free_tree.take(link, val, state, spare, path, depth, size), pool
@@ -66,23 +117,37 @@ def _lowest_fit(link, val, state, spare, path, size, pool):
     return pool, pool + size
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _release(free_off, free_size, count, tree, offset, size, seed):
-    """Give [offset, offset + size) back: pushed (E10.1) or merged into the tree."""
+    """The count once [offset, offset + size) is given back: pushed (E10.1); merged into the
+    short list, which moves into the tree (count -1 from then on) once it holds SHORT_LIST
+    blocks; or merged into the tree. 0 bytes free nothing."""
     if seed:
         return _push(free_off, free_size, count, offset, size)
+    if size == 0:
+        return count
+    if count < 0:
+        link, val, state, spare, path = tree
+        free_tree.free(link, val, state, spare, path, offset, size)
+        return count
+    count = _coalesce(free_off, free_size, count, offset, size)
+    if count < SHORT_LIST:
+        return count
     link, val, state, spare, path = tree
-    free_tree.free(link, val, state, spare, path, offset, size)
-    return count
+    for k in range(count):
+        free_tree.free(link, val, state, spare, path, free_off[k], free_size[k])
+    return -1
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _fit(free_off, free_size, count, tree, size, pool, seed):
     """(offset, count, pool) of a newborn that reuses no dying slot."""
     if seed:
         return _seed_fit(free_off, free_size, count, size, pool)
+    if count >= 0:
+        return _list_lowest_fit(free_off, free_size, count, size, pool)
     link, val, state, spare, path = tree
-    offset, pool = _lowest_fit(link, val, state, spare, path, size, pool)
+    offset, pool = _tree_lowest_fit(link, val, state, spare, path, size, pool)
     return offset, count, pool
 
 
@@ -94,7 +159,7 @@ def plan_into(nbytes, birth, death, internal, offsets, seed, tree):
         return np.uint64(0)
     by_birth = idx[np.argsort(birth[idx], kind="mergesort")]
     by_free = idx[np.argsort(death[idx] + 1, kind="mergesort")]
-    cap = FREE_LIST_CAP if seed else 0
+    cap = FREE_LIST_CAP if seed else SHORT_LIST
     free_off = np.zeros(cap, dtype=np.uint64)
     free_size = np.zeros(cap, dtype=np.uint64)
     count = 0
