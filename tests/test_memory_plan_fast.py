@@ -46,10 +46,10 @@ def holes_then_big(draw) -> list[PlanSlot]:
     """Small holes kept apart by live separators, then requests larger than any one hole,
     some fitting a hole merged with its neighbours once a separator dies."""
     out = []
-    for _ in range(draw(st.integers(1, 60))):
+    for _ in range(draw(st.integers(1, 150))):  # past 64 holes the numba list is a tree
         out.append(PlanSlot(draw(st.integers(1, 3)) * 256, 0, 0))
         out.append(PlanSlot(256, 0, draw(st.integers(1, 4))))
-    for _ in range(draw(st.integers(1, 20))):
+    for _ in range(draw(st.integers(1, 60))):
         birth = draw(st.integers(2, 6))
         out.append(PlanSlot(draw(st.integers(1, 12)) * 256, birth, birth + draw(st.integers(0, 2)),
                             draw(st.integers(0, 6)) == 0))
