@@ -1,7 +1,9 @@
-"""numba kernel for the memory planner: the same sweep over ops, with the free list, the
-direct-reuse windows and the buckets kept in arrays. The free list is the spec's (every block,
-address-ordered, merged with its neighbours) or, under E10.1, the seed's (unordered, capped,
-never merged)."""
+"""numba kernel for the memory planner: the same sweep over ops, with the direct-reuse windows
+and the buckets kept in arrays. The free list is the spec's (every block, address-ordered,
+merged with its neighbours), kept in two sorted arrays while it is short, then moved into the
+treap of `free_tree`, where each first fit, take and free costs O(log F); or, under E10.1,
+the seed's (unordered, capped, never merged) in two arrays, scanned in list order as the seed
+does."""
 
 from __future__ import annotations
 
@@ -11,8 +13,12 @@ from numba import njit
 from ...spec.errata import NO_ERRATA
 from ...spec.memory_plan import DIRECT_REUSE_WINDOW, E10_1, FREE_LIST_CAP, plan_slots
 from ...spec.registry import kernel
+from . import free_tree
 
 W = DIRECT_REUSE_WINDOW
+SHORT_LIST = 64
+"""The spec's free list lives in two sorted arrays (shifted on each change, cheap while short)
+until it holds this many blocks, then in the tree for the rest of the sweep."""
 
 
 @njit(cache=True)
@@ -31,16 +37,31 @@ def _push(free_off, free_size, count, offset, size):
 
 
 @njit(cache=True)
+def _seed_fit(free_off, free_size, count, size, pool):
+    """E10.1: (offset, count, pool): first fit in list order, an entry taken whole replaced by
+    the last (swap-remove); else the end of the pool."""
+    for k in range(count):
+        if free_size[k] >= size:
+            offset = free_off[k]
+            if free_size[k] != size:
+                free_off[k] += size
+                free_size[k] -= size
+            else:
+                count -= 1
+                free_off[k] = free_off[count]
+                free_size[k] = free_size[count]
+            return offset, count, pool
+    return pool, count, pool + size
+
+
+@njit(cache=True)
 def _coalesce(free_off, free_size, count, offset, size):
-    """Free [offset, offset + size) into the address-ordered list, merged with its free
+    """Free [offset, offset + size) into the short address-ordered list, merged with its free
     neighbours; returns the new count."""
-    if size == 0:
-        return count
     k = np.searchsorted(free_off[:count], offset)
-    start = offset
     end = offset + size
     after = k < count and free_off[k] == end
-    before = k > 0 and free_off[k - 1] + free_size[k - 1] == start
+    before = k > 0 and free_off[k - 1] + free_size[k - 1] == offset
     if before and after:
         free_size[k - 1] = free_off[k] + free_size[k] - free_off[k - 1]
         free_off[k:count - 1] = free_off[k + 1:count].copy()
@@ -50,57 +71,95 @@ def _coalesce(free_off, free_size, count, offset, size):
         free_size[k - 1] += size
         return count
     if after:
-        free_off[k] = start
+        free_off[k] = offset
         free_size[k] += size
         return count
     free_off[k + 1:count + 1] = free_off[k:count].copy()
     free_size[k + 1:count + 1] = free_size[k:count].copy()
-    free_off[k] = start
+    free_off[k] = offset
     free_size[k] = size
     return count + 1
 
 
 @njit(cache=True)
-def _release(free_off, free_size, count, offset, size, seed):
-    if seed:
-        return _push(free_off, free_size, count, offset, size)
-    return _coalesce(free_off, free_size, count, offset, size)
-
-
-@njit(cache=True)
-def _fit(free_off, free_size, count, size, pool, seed):
-    """(offset, count, pool): first fit in list order (E10.1: swap-remove of an entry taken
-    whole) or, by address, with the block that ends the pool grown past it."""
+def _list_lowest_fit(free_off, free_size, count, size, pool):
+    """(offset, count, pool) from the short list: the lowest block that fits, split at its
+    start; else the block that ends the pool, grown past it; else the end of the pool."""
     for k in range(count):
         if free_size[k] >= size:
             offset = free_off[k]
             if free_size[k] != size:
                 free_off[k] += size
                 free_size[k] -= size
-            elif seed:
-                count -= 1
-                free_off[k] = free_off[count]
-                free_size[k] = free_size[count]
             else:
                 free_off[k:count - 1] = free_off[k + 1:count].copy()
                 free_size[k:count - 1] = free_size[k + 1:count].copy()
                 count -= 1
             return offset, count, pool
-    if not seed and count > 0 and free_off[count - 1] + free_size[count - 1] == pool:
+    if count > 0 and free_off[count - 1] + free_size[count - 1] == pool:
         offset = free_off[count - 1]
         return offset, count - 1, offset + size
     return pool, count, pool + size
 
 
 @njit(cache=True)
-def plan_into(nbytes, birth, death, internal, offsets, seed):
+def _tree_lowest_fit(link, val, state, spare, path, size, pool):
+    """(offset, pool) from the tree, as _list_lowest_fit."""
+    depth = free_tree.first_fit(link, val, state, path, size)
+    if depth:
+        return free_tree.take(link, val, state, spare, path, depth, size), pool
+    v = free_tree.last(link, state)
+    if v >= 0 and val[v, free_tree.OFF] + val[v, free_tree.SIZE] == pool:
+        offset = val[v, free_tree.OFF]
+        depth = free_tree.find(link, val, state, path, offset)
+        free_tree.remove(link, val, state, spare, path, depth)
+        return offset, offset + size
+    return pool, pool + size
+
+
+@njit(cache=True, inline="always")
+def _release(free_off, free_size, count, tree, offset, size, seed):
+    """The count once [offset, offset + size) is given back: pushed (E10.1); merged into the
+    short list, which moves into the tree (count -1 from then on) once it holds SHORT_LIST
+    blocks; or merged into the tree. 0 bytes free nothing."""
+    if seed:
+        return _push(free_off, free_size, count, offset, size)
+    if size == 0:
+        return count
+    if count < 0:
+        link, val, state, spare, path = tree
+        free_tree.free(link, val, state, spare, path, offset, size)
+        return count
+    count = _coalesce(free_off, free_size, count, offset, size)
+    if count < SHORT_LIST:
+        return count
+    link, val, state, spare, path = tree
+    for k in range(count):
+        free_tree.free(link, val, state, spare, path, free_off[k], free_size[k])
+    return -1
+
+
+@njit(cache=True, inline="always")
+def _fit(free_off, free_size, count, tree, size, pool, seed):
+    """(offset, count, pool) of a newborn that reuses no dying slot."""
+    if seed:
+        return _seed_fit(free_off, free_size, count, size, pool)
+    if count >= 0:
+        return _list_lowest_fit(free_off, free_size, count, size, pool)
+    link, val, state, spare, path = tree
+    offset, pool = _tree_lowest_fit(link, val, state, spare, path, size, pool)
+    return offset, count, pool
+
+
+@njit(cache=True)
+def plan_into(nbytes, birth, death, internal, offsets, seed, tree):
     """Offsets of every internal slot (externals untouched); returns the pool size."""
     idx = np.nonzero(internal)[0]
     if idx.size == 0:
         return np.uint64(0)
     by_birth = idx[np.argsort(birth[idx], kind="mergesort")]
     by_free = idx[np.argsort(death[idx] + 1, kind="mergesort")]
-    cap = FREE_LIST_CAP if seed else idx.size + 1
+    cap = FREE_LIST_CAP if seed else SHORT_LIST
     free_off = np.zeros(cap, dtype=np.uint64)
     free_size = np.zeros(cap, dtype=np.uint64)
     count = np.int64(0)  # not the literal 0: helpers would compile for Literal[int](0) too
@@ -136,26 +195,28 @@ def plan_into(nbytes, birth, death, internal, offsets, seed):
                     used[b] = step
                     used[best] = step
                     if waste > 0:
-                        count = _release(free_off, free_size, count, offsets[best] + size,
-                                         waste, seed)
+                        count = _release(free_off, free_size, count, tree,
+                                         offsets[best] + size, waste, seed)
         for dk in range(d0, j):  # b. free the rest of the dying slots
             d = by_free[dk]
             if used[d] != step:
-                count = _release(free_off, free_size, count, offsets[d], _a256(nbytes[d]),
-                                 seed)
+                count = _release(free_off, free_size, count, tree, offsets[d],
+                                 _a256(nbytes[d]), seed)
         for bk in range(b0, i):  # c. first fit, else the end of the pool
             b = by_birth[bk]
             if used[b] != step:
-                offsets[b], count, pool = _fit(free_off, free_size, count, _a256(nbytes[b]),
-                                               pool, seed)
+                offsets[b], count, pool = _fit(free_off, free_size, count, tree,
+                                               _a256(nbytes[b]), pool, seed)
     return pool
 
 
 def plan_arrays(nbytes, birth, death, external, errata=NO_ERRATA):
     """(offsets, pool bytes) of slots given as arrays."""
     offsets = np.zeros(nbytes.size, dtype=np.uint64)
+    seed = E10_1 in errata
+    tree = free_tree.new_tree(1 if seed else nbytes.size + 2)
     pool = plan_into(nbytes.astype(np.uint64), birth.astype(np.int64), death.astype(np.int64),
-                     ~external.astype(np.bool_), offsets, E10_1 in errata)
+                     ~external.astype(np.bool_), offsets, seed, tree)
     return offsets, int(pool)
 
 
