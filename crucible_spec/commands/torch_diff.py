@@ -29,12 +29,13 @@ def run(args: argparse.Namespace) -> int:
         for name in chosen:
             progress(name)
             rows.append(measure(equivalents[name], args.seeds))
-    body = [[m.op, str(m.cases), f"{m.largest:g}", m.at, str(m.envelope),
+    body = [[m.op, f"{m.cases}" + (f" (+{m.refused} left out)" if m.refused else ""),
+             f"{m.largest:g}", f"{m.enveloped:g}", m.at, str(m.envelope),
              ("covered" if m.covered else "NOT COVERED") if m.must_cover else m.order]
             for m in rows]
     print(console.render(console.table(
-        ["op", "cases", "largest ulps", "at", "envelope", "order / verdict"], body,
-        right=["cases", "largest ulps", "envelope"])))
+        ["op", "cases", "largest ulps", "floored", "at", "envelope", "order / verdict"], body,
+        right=["cases", "largest ulps", "floored", "envelope"])))
     if args.json:
         text = json.dumps([m.__dict__ for m in rows], indent=2) + "\n"
         write_output(args.json, text.encode(), force=True)
