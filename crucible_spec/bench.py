@@ -16,6 +16,12 @@ with only the core timed (its conversion of columns into its own arrays excluded
 end takes Python values in and out, as `serve` pays. Every fast result is checked against the
 reference wherever the reference ran. Sizes above `ref_max` skip the reference, and say so.
 
+The reference runs a batch item by item until `budget` seconds are spent; when that stops it
+early its seconds are the prefix's scaled by items (`reference_from` is the prefix, the table
+marks it '~') and fast results are checked on the prefix. An op with a `work` measure above
+`ref_max` is timed at a smaller size and scaled by work instead. Wire implementations (`serve
+--impl B`, any `--cmd`) get the same requests through a pipe; see bench_wire.
+
 An op may also have `BASELINES`: other ways to produce as many bytes as its kernel does for n
 items (another library's generator, a plain memory copy), timed beside it and shown as GB/s
 and millions of 4-byte words per second. The numba stream and the copy write into buffers
@@ -29,12 +35,13 @@ lower bound, with the planner's seconds.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
 import numpy as np
 
+from .bench_wire import WireImpl, answers_agree, time_wire
 from .commands.console import render as render_table
 from .commands.console import table
 from .conformance.diff import within_envelope
@@ -56,6 +63,9 @@ from .spec.trace_build_ops import graph_to_wire, kernels_from_wire, plan_of, rec
 
 REPEAT_BUDGET_S = 1.0
 """Timed runs stop repeating once they have taken this long in all (at least one run)."""
+REFERENCE_BUDGET_S = 20.0
+"""The reference runs on a batch's items until this many seconds are spent, and its time for
+the whole batch is that prefix's scaled by items."""
 REFERENCE_WORK_BUDGET = 200_000
 """Above --ref-max, an op with a `work` measure times its reference at the largest power of
 two n0 whose work is at most this many scalar steps, and scales by work(n) / work(n0)."""
@@ -173,8 +183,11 @@ class Row:
     mismatch: list[str] = field(default_factory=list)
     baseline: dict[str, float] = field(default_factory=dict)
     baseline_bytes: dict[str, int | None] = field(default_factory=dict)
+    wire: dict[str, float] = field(default_factory=dict)
+    """Wire implementations (serve, --cmd): seconds from first request to last answer."""
     reference_from: int | None = None
-    """Where the reference was timed at a smaller size and scaled by work: that size."""
+    """Where the reference was timed at a smaller size and scaled (by work, or by items when
+    its time budget ran out): that size."""
 
     def speedup(self, backend: str) -> float | None:
         k = self.kernel.get(backend)
@@ -198,21 +211,27 @@ def best_of(fn: Callable[[], object], repeat: int, budget: float = REPEAT_BUDGET
     return best
 
 
-def time_reference(op: Op, items: list[dict]) -> tuple[list, float, float]:
-    """The encoded reference results, the core's seconds and the end-to-end seconds."""
+def time_reference(op: Op, items: list[dict], budget: float = float("inf")
+                   ) -> tuple[list, float, float]:
+    """The encoded reference results, the core's seconds and the end-to-end seconds. Items run
+    in order until `budget` seconds are spent (at least one item): the results are then those
+    of a prefix, and the seconds are for that prefix alone."""
     split = REFERENCE_SPLITS.get(op.name)
     start = time.perf_counter()
-    if split is None:
-        results = [run_reference(op, a) for a in items]
-        core = time.perf_counter() - start
-    else:
-        results, core = [], 0.0
-        for a in items:
+    results, core = [], 0.0
+    for a in items:
+        if split is None:
+            t = time.perf_counter()
+            results.append(run_reference(op, a))
+            core += time.perf_counter() - t
+        else:
             state = split.prepare(**a)
             t = time.perf_counter()
             value = split.core(state)
             core += time.perf_counter() - t
             results.append(split.finish(value))
+        if time.perf_counter() - start >= budget:
+            break
     total = time.perf_counter() - start
     return [op.result.encode(r) for r in results], core, total
 
@@ -236,15 +255,15 @@ def time_kernel(op: Op, backend: str, items: list[dict], repeat: int) -> tuple[f
     return best_of(lambda: core(state), repeat), True
 
 
-def bench_op(op: Op, n: int, backends: list[str], ref_max: int, repeat: int,
-             seed: int) -> Row:
+def bench_op(op: Op, n: int, backends: list[str], ref_max: int, repeat: int, seed: int,
+             budget: float = REFERENCE_BUDGET_S, wires: Sequence[WireImpl] = ()) -> Row:
     rng = np.random.default_rng(seed)
     items = op.bench(n, rng)
     warm = op.bench(min(n, 2), rng)
     row = Row(op.name, n, None)
     expected = None
     if n <= ref_max:
-        expected, row.reference, row.reference_e2e = time_reference(op, items)
+        expected = budget_reference(op, items, row, budget)
         if op.name in REFERENCE_SPLITS:
             row.notes.append("reference: core timed on decoded args; e2e includes decoding")
     elif op.work is not None:
@@ -269,9 +288,13 @@ def bench_op(op: Op, n: int, backends: list[str], ref_max: int, repeat: int,
         row.end_to_end[b] = time.perf_counter() - start
         if expected is not None and not all(
                 have == want or within_envelope(op, want, have)
-                for want, have in zip(expected, (op.result.encode(r) for r in got),
+                for want, have in zip(expected, map(op.result.encode, got[:len(expected)]),
                                       strict=True)):
             row.mismatch.append(b)
+    for wire in wires:
+        row.wire[wire.name], answers = time_wire(wire, op, items)
+        if not answers_agree(op, expected or [], answers):
+            row.mismatch.append(wire.name)
     for base in baselines(op.name):
         timed = base.make(n, items)
         if timed is None:
@@ -290,6 +313,20 @@ def baselines(op: str) -> tuple[Baseline, ...]:
     return BASELINES.get(op, ()) + KERNEL_BASELINES.get(op, ())
 
 
+def budget_reference(op: Op, items: list[dict], row: Row, budget: float) -> list:
+    """Time the reference on as many items as `budget` seconds allow; where that is a prefix,
+    scale its seconds by len(items) / prefix and say so. Returns the prefix's results."""
+    expected, core, total = time_reference(op, items, budget)
+    done = len(expected)
+    scale = len(items) / done
+    row.reference, row.reference_e2e = core * scale, total * scale
+    if done < len(items):
+        row.reference_from = done
+        row.notes.append(f"reference extrapolated from its first {done} of {len(items)} items "
+                         f"(--reference-budget {budget:g} s), fast results checked on those")
+    return expected
+
+
 def extrapolate_reference(op: Op, n: int, row: Row, seed: int) -> None:
     """Time the reference at the largest power of two n0 <= n within the work budget and
     scale it by work(n) / work(n0); the row says so."""
@@ -303,13 +340,19 @@ def extrapolate_reference(op: Op, n: int, row: Row, seed: int) -> None:
 
 
 def run(ops: list[Op], sizes: list[int], backends: list[str], ref_max: int, repeat: int,
-        seed: int, progress: Callable[[str], None] | None = None) -> list[Row]:
+        seed: int, steps: Any = None, budget: float = REFERENCE_BUDGET_S,
+        wires: Sequence[WireImpl] = ()) -> list[Row]:
+    """Every op at every size; `steps` (console.Steps) is moved to each cell as it starts and
+    told when it is done."""
     rows = []
     for op in ops:
         for n in sizes:
-            if progress:
-                progress(f"{op.name} n={n}")
-            rows.append(bench_op(op, n, backends, ref_max, repeat, seed))
+            name = f"{op.name} n={n}"
+            if steps is not None:
+                steps.reach(len(rows), name)
+            rows.append(bench_op(op, n, backends, ref_max, repeat, seed, budget, wires))
+            if steps is not None:
+                steps.step(name)
     return rows
 
 
@@ -383,16 +426,26 @@ def _times(x: float | None) -> str:
 
 
 def render(rows: list[Row], backends: list[str]) -> str:
+    """The table (a reference scaled from fewer items or a smaller size is marked '~'), then
+    notes, baselines and mismatches."""
+    wires = list(dict.fromkeys(w for r in rows for w in r.wire))
     header = ["op", "n", "reference", "ref e2e"]
     for b in backends:
         header += [f"{b} kernel", f"{b} rate", f"{b} x ref", f"{b} e2e", f"{b} e2e x ref"]
+    for w in wires:
+        header += [w, f"{w} x ref e2e"]
     body = []
     for r in rows:
-        line = [r.op, str(r.n), _fmt_s(r.reference), _fmt_s(r.reference_e2e)]
+        mark = "~" if r.reference_from is not None else ""
+        line = [r.op, str(r.n), mark + _fmt_s(r.reference), mark + _fmt_s(r.reference_e2e)]
         for b in backends:
             line += [_fmt_s(r.kernel.get(b)), _rate(r.n, r.kernel.get(b)),
                      _times(r.speedup(b)), _fmt_s(r.end_to_end.get(b)),
                      _times(r.e2e_speedup(b))]
+        for w in wires:
+            sec = r.wire.get(w)
+            line += [_fmt_s(sec), _times(r.reference_e2e / sec if r.reference_e2e and sec
+                                         else None)]
         body.append(line)
     out = [render_table(table(header, body, right=header[1:]))]
     notes = sorted({f"{r.op}: {n}" for r in rows for n in r.notes})

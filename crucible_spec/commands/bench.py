@@ -6,7 +6,7 @@ import argparse
 import json
 
 from . import console
-from .common import check_output, count, positive_int, select_ops, write_output
+from .common import UsageError, check_output, count, positive_int, seconds, select_ops, write_output
 
 
 def _sizes(text: str) -> list[int]:
@@ -21,16 +21,28 @@ def _sizes(text: str) -> list[int]:
 
 def run(args: argparse.Namespace) -> int:
     from .. import bench
+    from ..bench_wire import WireError, parse_cmd, serve_impl
     from ..conformance.serve import device_of
 
     ops = select_ops(args.ops, lambda op: op.bench is not None)
-    if args.json:
-        check_output(args.json, force=True)
+    for path in (args.json, args.plot):
+        if path:
+            check_output(path, force=True)
     backends = args.impl or ["numba", "cupy"]
+    try:
+        wires = [serve_impl(b) for b in backends if args.serve]
+        wires += [parse_cmd(text) for text in args.cmd or []]
+    except WireError as e:
+        raise UsageError(str(e)) from None
+    planned = any(op.name == "plan.compute" for op in ops) and "numba" in backends
+    cells = len(ops) * len(args.sizes)
+    with console.steps("bench", cells) as steps:
+        try:
+            rows = bench.run(ops, args.sizes, backends, args.ref_max, args.repeat, args.seed,
+                             steps, args.reference_budget, wires)
+        except WireError as e:
+            raise UsageError(str(e)) from None
     with console.messages("bench") as progress:
-        rows = bench.run(ops, args.sizes, backends, args.ref_max, args.repeat, args.seed,
-                         progress)
-        planned = any(op.name == "plan.compute" for op in ops) and "numba" in backends
         quality = bench.plan_quality(args.quality_sizes, args.seed, progress) if planned else []
     device = {b: device_of(b) for b in backends}
     print("devices: " + "; ".join(f"{b}: {d}" for b, d in device.items()))
@@ -41,6 +53,11 @@ def run(args: argparse.Namespace) -> int:
         text = json.dumps(bench.as_json(rows, device, quality), indent=2) + "\n"
         write_output(args.json, text.encode(), force=True)
         print(f"json: {args.json}")
+    if args.plot:
+        from ..bench_plot import render_svg
+
+        write_output(args.plot, render_svg(rows).encode(), force=True)
+        print(f"plot: {args.plot}")
     return 1 if any(r.mismatch for r in rows) else 0
 
 
@@ -66,7 +83,10 @@ def add_parser(sub) -> None:
                     "random_raw, a plain memory copy), shown in GB/s and M u32/s. With "
                     "plan.compute and numba, a planner-quality table follows: on n scattered "
                     "slots (the E10.1 witness's generator), the pool of the spec's free list and "
-                    "of the seed's against the live-bytes lower bound.")
+                    "of the seed's against the live-bytes lower bound. --serve and --cmd add wire "
+                    "columns: the same requests piped through a process that speaks the "
+                    "protocol, timed from the first request to the last answer. The reference "
+                    "stops after --reference-budget seconds and is scaled by items ('~').")
     p.add_argument("--ops", nargs="*", metavar="GLOB", help="ops to time (default: all)")
     p.add_argument("--sizes", type=_sizes, default=[1_000, 10_000, 100_000],
                    help="comma-separated sizes: items per batch, or ops per trace (default "
@@ -82,5 +102,18 @@ def add_parser(sub) -> None:
     p.add_argument("--quality-sizes", type=_sizes, default=[1_000, 10_000, 100_000],
                    help="slot counts of the planner-quality table (default 1000,10000,100000; "
                         "1e6 adds about 15 s)")
+    p.add_argument("--reference-budget", type=seconds, default=20.0, metavar="S",
+                   help="the reference runs a batch's items until S seconds are spent, and its "
+                        "time for the batch is scaled by items, marked '~' (default 20)")
+    p.add_argument("--serve", action="store_true",
+                   help="also time 'crucible-spec serve --impl B' for each backend B: the same "
+                        "requests written one per line, timed from the first request to the "
+                        "last answer (start-up excluded), answers checked against the reference")
+    p.add_argument("--cmd", action="append", metavar="[NAME=]COMMAND",
+                   help="also time any command that speaks the wire protocol (the C++ "
+                        "implementation, say) the same way, as a column NAME (repeatable)")
     p.add_argument("--json", metavar="FILE", help="also write the results as JSON")
+    p.add_argument("--plot", metavar="FILE.svg",
+                   help="also write a log-scale bar chart of seconds per implementation, per "
+                        "op and size, as SVG")
     p.set_defaults(func=run)
