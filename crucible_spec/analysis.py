@@ -19,7 +19,7 @@ from .spec.build_trace import TraceGraph
 from .spec.crtrace import parse_crtrace
 from .spec.errors import InvalidInput
 from .spec.kernel_cache import KernelCache, cache_insert, cache_lookup
-from .spec.memory_plan import PlanSlot, align256, greedy_by_size, live_lower_bound
+from .spec.memory_plan import PlanSlot, greedy_by_size, live_lower_bound
 from .spec.merkle_dag import chained
 from .spec.pipeline import Window, plan_slots_of, recorded_of, run_pipeline
 from .spec.trace_graph import EdgeKind
@@ -155,10 +155,19 @@ def dag_summary(regions: list[RegionReport]) -> dict:
             "steady_state": len(last) == 2 and last[0] == last[1]}
 
 
+def internal_total(slots: np.ndarray) -> int:
+    """The internal slots' sizes (int64, as the rows hold them), each rounded up to a multiple
+    of 256 as align256 rounds a Python int, summed exactly: 256 * ceil(n / 256) with the
+    multipliers summed in 28-bit halves, so no int64 sum can wrap."""
+    n = slots[slots[:, 3] == 0, 0].astype(np.int64)
+    units = (n >> 8) + ((n & 255) != 0)
+    return ((int((units >> 28).sum()) << 28) + int((units & ((1 << 28) - 1)).sum())) << 8
+
+
 def check_pool_fits(k: int, slots: np.ndarray) -> None:
     """A region whose internal slots, each rounded up to 256 bytes, total 2^64 bytes or more
     may need a pool past the u64 pool_bytes; such a trace is rejected, not wrapped."""
-    total = sum(align256(int(n)) for n, _, _, external in slots.tolist() if not external)
+    total = internal_total(slots)
     if total >= 1 << 64:
         raise InvalidInput(f"region {k}: its internal slots total {total} bytes; a pool holds "
                            f"less than 2^64")
