@@ -180,3 +180,15 @@ def test_run_batch_wire_matches_the_reference(name, data):
     assert outcome(lambda: Implementation("numba").run_batch_wire(op, items)) == want
     if want[0] == "ok":
         assert want[1] == [Implementation("reference").call(name, a) for a in items]
+
+
+@pytest.mark.parametrize("items", [
+    [{"index": 0}, {"index": 200}, {"index": 256}],
+    [{"index": 256}, {"index": 200}],
+    [{"index": 1}, {"index": "0x2"}, {"index": True}, {"index": 200}],
+    [{"index": 0}, {"index": 1}],
+])
+def test_a_checked_op_reports_its_first_bad_item_as_the_reference_does(items):
+    op = REGISTRY.ops["hash.kdimmix"]
+    want = outcome(lambda: Implementation("reference").run_batch_wire(op, items))
+    assert outcome(lambda: Implementation("numba").run_batch_wire(op, items)) == want
