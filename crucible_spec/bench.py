@@ -13,7 +13,8 @@ names that decoding (prepare, untimed), the work (core, timed) and the result (f
 reference end to end is all three. A fast kernel is timed columns in, columns out (best of
 `repeat`), or, when the kernel has `prepare` and `core` attributes, on `core(prepare(**columns))`
 with only the core timed (its conversion of columns into its own arrays excluded); its end to
-end takes Python values in and out, as `serve` pays. Every fast result is checked against the
+end takes wire (JSON) values in and out through `Implementation.run_batch_wire`, decoding and
+encoding included. Every fast result is checked against the
 reference wherever the reference ran. Sizes above `ref_max` skip the reference, and say so.
 
 The reference runs a batch item by item until `budget` seconds are spent; when that stops it
@@ -170,7 +171,7 @@ class Row:
 
     `reference` is the reference's core (decoding excluded), `reference_e2e` the reference
     with its decoding; `kernel[b]` is backend b's kernel (its core where `core_only` lists b),
-    `end_to_end[b]` the backend from Python values to Python values."""
+    `end_to_end[b]` the backend from wire values to wire values."""
 
     op: str
     n: int
@@ -283,13 +284,14 @@ def bench_op(op: Op, n: int, backends: list[str], ref_max: int, repeat: int, see
             row.notes.append(f"{b}: kernel is its core (columns -> its arrays excluded)")
         elif op.name in REFERENCE_SPLITS:
             row.notes.append(f"{b}: kernel includes decoding the args (it has no prepare step)")
+        wire_args = [op.args.encode(a) for a in items]
+        impl.run_batch_wire(op, [op.args.encode(a) for a in warm])
         start = time.perf_counter()
-        got = impl.run_batch(op, items)
+        got = impl.run_batch_wire(op, wire_args)
         row.end_to_end[b] = time.perf_counter() - start
         if expected is not None and not all(
                 have == want or within_envelope(op, want, have)
-                for want, have in zip(expected, map(op.result.encode, got[:len(expected)]),
-                                      strict=True)):
+                for want, have in zip(expected, got[:len(expected)], strict=True)):
             row.mismatch.append(b)
     for wire in wires:
         row.wire[wire.name], answers = time_wire(wire, op, items)

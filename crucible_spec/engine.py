@@ -90,6 +90,43 @@ class Implementation:
             columns["errata"] = self.errata
         return op.result.rows(kern(**columns), len(items))
 
+    def run_batch_wire(self, op: Op, json_items: list) -> list:
+        """Wire results for a batch of JSON args (item i decoded at path `args[i]`; the first
+        bad item raises its error). Where this backend has a kernel for the op the arguments
+        go straight into columns and the results straight back to JSON (spec.wire_columns);
+        otherwise each item is decoded, checked and run as `run_batch` does."""
+        if self.route(op).how == "kernel":
+            return wire_fast_path(self, op, json_items)
+        return [op.result.encode(r) for r in self.run_batch(op, decode_batch(op, json_items))]
+
+
+def wire_fast_path(impl: Implementation, op: Op, json_items: list) -> list:
+    """Wire results of a batch the kernel answers, decoded and encoded a column at a time;
+    an op that declares a cross-field check still checks each item's decoded values."""
+    try:
+        columns = op.args.decode_columns(json_items, "args")
+    except SpecError:
+        if op.check:
+            decode_batch(op, json_items)  # a check may fail on an earlier item: its error first
+        raise
+    if op.check:
+        for args in op.args.rows(columns, len(json_items)):
+            op.check(args)
+    if REGISTRY.kernel_models[impl.name][op.name]:
+        columns["errata"] = impl.errata
+    kern = REGISTRY.kernels[impl.name][op.name]
+    return op.result.encode_rows(kern(**columns), len(json_items))
+
+
+def decode_batch(op: Op, json_items: list) -> list[dict]:
+    """Each item decoded (at `args[i]`) and checked in turn: the first bad item raises."""
+    out = []
+    for i, a in enumerate(json_items):
+        out.append(op.args.decode(a, f"args[{i}]"))
+        if op.check:
+            op.check(out[-1])
+    return out
+
 
 def decode_args(op: Op, json_args: Any) -> dict:
     """The op's args as Python values (schema errors: bad_request; domain: invalid_input)."""
