@@ -55,3 +55,21 @@ def test_serve_numba_hello_loads_no_proofs_and_no_cupy_kernels():
     assert hello["ok"] and hello["result"]["impl"] == "numba"
     for name in ("crucible_spec.proofs", "crucible_spec.fast.cupy"):
         assert _loaded(report["modules"], name) == [], name
+
+
+def test_serve_hellos_do_not_import_hypothesis():
+    for impl in ("reference", "numba"):
+        _, report = _run(["serve", "--impl", impl], HELLO)
+        assert _loaded(report["modules"], "hypothesis") == [], impl
+
+
+def test_op_domains_are_still_real_hypothesis_strategies():
+    from hypothesis.strategies import SearchStrategy
+
+    from crucible_spec import load_all
+    from crucible_spec.spec.registry import REGISTRY
+
+    load_all(("spec",))
+    strategies = {name: op.strategy() for name, op in REGISTRY.ops.items()}
+    assert len(strategies) > 100
+    assert [n for n, s in strategies.items() if not isinstance(s, SearchStrategy)] == []
