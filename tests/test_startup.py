@@ -57,10 +57,11 @@ def test_serve_numba_hello_loads_no_proofs_and_no_cupy_kernels():
         assert _loaded(report["modules"], name) == [], name
 
 
-def test_serve_hellos_do_not_import_hypothesis():
+def test_serve_hellos_import_neither_z3_nor_hypothesis():
     for impl in ("reference", "numba"):
         _, report = _run(["serve", "--impl", impl], HELLO)
-        assert _loaded(report["modules"], "hypothesis") == [], impl
+        for name in ("z3", "hypothesis"):
+            assert _loaded(report["modules"], name) == [], (impl, name)
 
 
 def test_op_domains_are_still_real_hypothesis_strategies():
