@@ -1,5 +1,6 @@
-"""Each command imports only what it needs: `--version` loads no registry, and `serve` loads the
-ops, their references and the chosen backend only (no proof obligations, no other backend).
+"""Each command imports only what it needs: `--version` loads no registry, and `serve` and
+`analyze` load the ops, their references and the chosen backend only (no proof obligations, no
+other backend, no z3, no hypothesis).
 Checked in a fresh interpreter, through `sys.modules` once the command has run."""
 
 from __future__ import annotations
@@ -7,7 +8,9 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from pathlib import Path
 
+MLP_TRACE = str(Path(__file__).resolve().parents[1] / "examples" / "traces" / "mlp.crtrace")
 HELLO = '{"id": 0, "op": "hello", "args": {}}\n'
 
 SCRIPT = """
@@ -74,3 +77,10 @@ def test_op_domains_are_still_real_hypothesis_strategies():
     strategies = {name: op.strategy() for name, op in REGISTRY.ops.items()}
     assert len(strategies) > 100
     assert [n for n, s in strategies.items() if not isinstance(s, SearchStrategy)] == []
+
+
+def test_analyze_loads_no_proofs_and_imports_neither_z3_nor_hypothesis():
+    out, report = _run(["analyze", "--impl", "reference", "-q", MLP_TRACE])
+    assert out.strip()
+    for name in ("z3", "hypothesis", "numba", "crucible_spec.proofs"):
+        assert _loaded(report["modules"], name) == [], name
