@@ -10,16 +10,19 @@ SPEC_VERSION = "0.1.0"
 """Version of the spec and its wire protocol; vectors and reports carry it."""
 
 _LAYERS = ("spec", "reference", "fast", "proofs")
-_loaded = False
+_loaded: set[str] = set()
 
 
-def load_all() -> None:
-    """Import every module of spec/, reference/, fast/ and proofs/ so all registrations happen."""
-    global _loaded
-    if _loaded:
-        return
-    for layer in _LAYERS:
+def load_all(layers: tuple[str, ...] = _LAYERS) -> None:
+    """Import every module of the given packages so all their registrations happen.
+
+    The default is all of spec/, reference/, fast/ and proofs/. A command that needs less names
+    less (`serve --impl numba` loads spec, reference and fast.numba: no proofs, no cupy), which
+    is what keeps its start-up short; a package already loaded is not walked again."""
+    for layer in layers:
+        if layer in _loaded:
+            continue
         pkg = importlib.import_module(f"{__name__}.{layer}")
         for info in pkgutil.walk_packages(pkg.__path__, f"{pkg.__name__}."):
             importlib.import_module(info.name)
-    _loaded = True
+        _loaded.add(layer)

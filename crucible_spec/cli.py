@@ -76,7 +76,7 @@ def main(argv: list[str] | None = None) -> int:
     debug = getattr(args, "debug", False)
     console.QUIET = getattr(args, "quiet", False)
     try:
-        load_all()
+        load_all(*([args.layers(args)] if hasattr(args, "layers") else []))
         return args.func(args)
     except UsageError as e:
         print(f"crucible-spec: {e}", file=sys.stderr)

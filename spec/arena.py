@@ -12,14 +12,13 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from hypothesis import strategies as st
-
 from . import shapes as js
 from .bits import BitVal, add, align_up, is_pow2, select, sub, ule
 from .errors import InvalidInput
 from .layout import Member, array, ptr, struct, u64
 from .registry import InvalidCase, declare
 from .schema import U64, Field, Json, record
+from .strategies import st
 
 BLOCK_SIZE = 1 << 20
 """Bytes per arena block (1 MiB). Real code: `Arena.h`, the default block size."""

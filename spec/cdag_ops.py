@@ -19,8 +19,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from hypothesis import strategies as st
-
 from ..synthetic_bench import content_bench
 from . import shapes as js
 from .cdag import (
@@ -46,6 +44,7 @@ from .layout_ops import from_wire, scalar_from_wire, to_wire, values_strategy, w
 from .merkle_dag import E9_1, E9_2, GUARD, branch_hash, chained, guard_hash
 from .registry import InvalidCase, declare
 from .schema import BYTES, HASH64, Field, Json, Optional, record
+from .strategies import st
 from .tensor_meta import TENSOR_META
 from .tensor_slot import TENSOR_SLOT
 from .trace_entry import TraceOp, trace_op_from_wire, trace_op_schema, trace_op_to_wire

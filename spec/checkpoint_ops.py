@@ -21,8 +21,6 @@ from __future__ import annotations
 
 import zlib
 
-from hypothesis import strategies as st
-
 from .checkpoint import (
     CHUNK_TYPES,
     E19_40,
@@ -53,6 +51,7 @@ from .errata import NO_ERRATA, erratum
 from .errors import InvalidInput
 from .registry import InvalidCase, declare
 from .schema import BYTES, U32, U64, Array, Field, List, Optional, Utf8, record
+from .strategies import st
 
 PRESSURE_ID = 12440809081581870634
 """DefaultHasher("pressure") on rustc 1.95: the chunk_id of a device-memory region so named."""

@@ -13,8 +13,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from hypothesis import strategies as st
-
 from . import shapes as js
 from .cdag_ops import region_from_wire, region_schema, region_to_wire
 from .cipher import E18_5, Cipher
@@ -25,6 +23,7 @@ from .layout import hash64, u64
 from .layout_ops import scalar_from_wire, wire_schema
 from .registry import InvalidCase, declare
 from .schema import HASH64, Field, Json, record
+from .strategies import st
 
 _STEP_KEYS = {"open": set(), "store": {"region"}, "load": {"hash"},
               "advance_head": {"hash", "step"}, "hash_at_step": {"step"}, "head": set(),

@@ -4,8 +4,6 @@ Kernel ids travel as CKernelId ordinals (u8), as in every other op."""
 
 from __future__ import annotations
 
-from hypothesis import strategies as st
-
 from .ckernel import TABLE_CAP, CKernelId
 from .ckernel_table import ckernel_name, classify_op, family_of, register_op, table_rows
 from .ckernel_table import classify as classify_hash
@@ -13,6 +11,7 @@ from .errors import InvalidInput
 from .graph import NodeKind, classify_node_kind
 from .registry import InvalidCase, declare
 from .schema import HASH64, U8, U32, Enum, Field, List, Utf8, record
+from .strategies import st
 
 KERNEL_ID = Enum(CKernelId)
 MAX_REGISTRATIONS = 4 * TABLE_CAP

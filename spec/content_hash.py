@@ -8,8 +8,6 @@ ids and data pointers are not hashed.
 
 from __future__ import annotations
 
-from hypothesis import strategies as st
-
 from ..synthetic_bench import content_bench
 from . import shapes as js
 from .bits import mask, mul, to_unsigned
@@ -18,6 +16,7 @@ from .errors import InvalidInput
 from .hashing import FNV_PRIME, KDIMMIX, PHI, fmix64, wymix
 from .registry import declare
 from .schema import HASH64, Field, Json, record
+from .strategies import st
 from .tensor_meta import MAX_DIMS, TENSOR_META
 from .trace_entry import TraceOp, trace_op_from_wire, trace_op_schema
 from .trace_ring import MAX_SCALARS

@@ -17,8 +17,6 @@ from __future__ import annotations
 from fractions import Fraction
 from typing import Any
 
-from hypothesis import strategies as st
-
 from .cost_model import (
     BOTTLENECKS,
     CONFIG_FIELDS,
@@ -44,6 +42,7 @@ from .errors import BadRequest, InvalidInput
 from .pyc_wire import Named
 from .registry import InvalidCase, declare
 from .schema import U8, U16, U32, U64, Field, Int, Optional, Type, json_kind, record
+from .strategies import st
 
 SEED = SEEDS["crucible cost model"]
 HEADER = "include/crucible/CostModel.h (first committed at 9cf2c965, after 8d2680a2): "

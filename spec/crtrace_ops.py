@@ -9,8 +9,6 @@ nothing after it); other valid files come back in canonical form.
 
 from __future__ import annotations
 
-from hypothesis import strategies as st
-
 from . import shapes as js
 from .crtrace import (
     E18_1,
@@ -28,6 +26,7 @@ from .errors import InvalidInput, SpecError
 from .layout_ops import from_wire, to_wire, values_strategy, wire_schema
 from .registry import InvalidCase, declare
 from .schema import BYTES, HASH64, HEX_INT, U32, Field, Int, Json, List, record
+from .strategies import st
 from .tensor_meta import TENSOR_META
 from .trace_ring import ENTRY, MAX_SCALARS
 from .types import ScalarType

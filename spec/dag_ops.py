@@ -5,8 +5,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from hypothesis import strategies as st
-
 from . import shapes as js
 from .content_hash import E8_3, E8_4, TRACE_OPS, trace_ops_from_wire
 from .dag import (
@@ -30,6 +28,7 @@ from .layout_ops import scalar_from_wire, wire_schema
 from .merkle_dag import E9_1, E9_2, feedback_signature, guard_hash, loopterm_hash
 from .registry import InvalidCase, declare
 from .schema import BITS32, BOOL, HASH64, U8, U16, U32, Field, Json, List, record
+from .strategies import st
 
 
 def merkle_op(dag: Any, errata: frozenset[str] = NO_ERRATA) -> dict:

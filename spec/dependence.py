@@ -34,9 +34,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-import z3
-
 from .errors import InvalidInput
+from .lazy_z3 import z3
 
 MAX_DEPTH = 8
 """The spec's bound on loops in a nest (and on subscripts per access)."""

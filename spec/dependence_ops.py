@@ -8,8 +8,6 @@
 
 from __future__ import annotations
 
-from hypothesis import strategies as st
-
 from . import shapes as js
 from .dependence import (
     DIRS,
@@ -35,6 +33,7 @@ from .errors import InvalidInput
 from .pyc_wire import Named
 from .registry import InvalidCase, declare
 from .schema import I64, U32, Field, Json, List, Optional, Utf8, record
+from .strategies import st
 
 _COEFF = js.integer(-MAX_COEFF, MAX_COEFF)
 AFFINE = js.one_of(_COEFF, js.obj(optional={"coeffs": js.mapping(_COEFF), "const": _COEFF}))

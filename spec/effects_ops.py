@@ -9,8 +9,6 @@
 
 from __future__ import annotations
 
-from hypothesis import strategies as st
-
 from .effects import (
     CONTEXT_NAMES,
     TOKEN_NAMES,
@@ -26,6 +24,7 @@ from .errata import SEEDS, erratum
 from .pyc_wire import Named
 from .registry import InvalidCase, declare
 from .schema import BOOL, Field, record
+from .strategies import st
 
 EFFECTS = "pure"
 CONTEXT = Named(CONTEXT_NAMES, "fx context")

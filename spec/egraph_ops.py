@@ -15,7 +15,6 @@ import math
 import struct
 
 import numpy as np
-from hypothesis import strategies as st
 
 from .egraph_cost import cost_breakdown, term_cost
 from .egraph_rules import PLANTED, RULES, caveat, require_usable, verdict
@@ -25,6 +24,7 @@ from .errors import InvalidInput
 from .pyc_wire import Named
 from .registry import InvalidCase, declare
 from .schema import HASH64, I64, U32, U64, Field, Int, Json, List, Optional, Utf8, record
+from .strategies import st
 from .tensor_expr import (
     Const,
     Op,

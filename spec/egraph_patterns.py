@@ -19,8 +19,8 @@ from dataclasses import dataclass
 from fractions import Fraction
 
 import numpy as np
-import z3
 
+from .lazy_z3 import z3
 from .tensor_expr import ARITY, NORM_EPS, REDUCTIONS, Const, Op, Sym, evaluate
 
 _TOKEN = re.compile(r"\(|\)|[^\s()]+")

@@ -25,10 +25,10 @@ from dataclasses import dataclass
 from functools import cache
 
 import numpy as np
-import z3
 
 from .egraph_patterns import differs_over_reals, eval_ieee, parse_pattern, pattern_vars
 from .errors import InvalidInput
+from .lazy_z3 import z3
 
 RTOL = 1e-9
 ATOL = 1e-12

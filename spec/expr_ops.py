@@ -19,8 +19,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from hypothesis import strategies as st
-
 from . import shapes as js
 from .errors import InvalidInput
 from .expr import Op
@@ -33,6 +31,7 @@ from .expr_pool import (
 )
 from .registry import InvalidCase, declare
 from .schema import I64, U16, U32, Field, Json, record
+from .strategies import st
 
 MAX_DEPTH = 256
 """The deepest expression the op builds (it is walked without recursion)."""

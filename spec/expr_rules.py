@@ -23,13 +23,12 @@ from dataclasses import dataclass
 from types import SimpleNamespace
 from typing import Any
 
-import z3
-
 from . import expr_errata  # noqa: F401  (registers E14.501-E14.503 in the seed's profile)
 from .errata import NO_ERRATA, SEEDS, profile_errata
 from .expr import ExprFlags, Op
 from .expr_pool import NO_SYMBOL, ExprPool, Node
 from .expr_semantics import evaluate, flag_claims, ranges, to_z3
+from .lazy_z3 import z3
 
 F = ExprFlags
 INTEGER_SYMBOL = int(F.IS_INTEGER | F.IS_REAL | F.IS_FINITE)

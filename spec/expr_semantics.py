@@ -21,19 +21,23 @@ every rewrite rule of the pool is measured against (§5.7, invariant I5 of §5.9
 
 from __future__ import annotations
 
+import functools
 from typing import Any
-
-import z3
 
 from .expr import ExprFlags, Op
 from .expr_arith import INT64_MAX, INT64_MIN
+from .lazy_z3 import z3
 
 Value = Any  # a Python int / bool, or a z3 ArithRef / BoolRef
 
-FLOOR_DIV_BY_ZERO = z3.Function("floor_div_by_zero", z3.IntSort(), z3.IntSort())
-MOD_BY_ZERO = z3.Function("mod_by_zero", z3.IntSort(), z3.IntSort())
-PYTHON_MOD_BY_ZERO = z3.Function("python_mod_by_zero", z3.IntSort(), z3.IntSort())
-POW_OTHER = z3.Function("pow_other", z3.IntSort(), z3.IntSort(), z3.IntSort())
+
+@functools.cache
+def unknown(name: str, arity: int) -> Any:
+    """The uninterpreted integer function `name` of `arity` integers (floor_div_by_zero,
+    mod_by_zero, python_mod_by_zero: 1; pow_other: 2), declared once."""
+    return z3.Function(name, *[z3.IntSort()] * (arity + 1))
+
+
 POW_UNROLL = 64
 """The largest constant exponent expanded into a product; a larger one stays uninterpreted."""
 
@@ -47,7 +51,7 @@ def floor_div_value(a: Value, b: Value) -> Value:
     if not _sym(a, b):
         return a // b
     # z3's integer division is Euclidean: the floor for b > 0, so mirror a negative divisor.
-    return z3.If(b > 0, a / b, z3.If(b < 0, (-a) / (-b), FLOOR_DIV_BY_ZERO(a)))
+    return z3.If(b > 0, a / b, z3.If(b < 0, (-a) / (-b), unknown("floor_div_by_zero", 1)(a)))
 
 
 def ceil_div_value(a: Value, b: Value) -> Value:
@@ -59,7 +63,7 @@ def python_mod_value(a: Value, b: Value) -> Value:
     """Python's a % b: a - b * floor(a / b), with b's sign; a % 0 is python_mod_by_zero(a)."""
     if not _sym(a, b):
         return a % b
-    return z3.If(b == 0, PYTHON_MOD_BY_ZERO(a), a - b * floor_div_value(a, b))
+    return z3.If(b == 0, unknown("python_mod_by_zero", 1)(a), a - b * floor_div_value(a, b))
 
 
 def mod_value(a: Value, b: Value) -> Value:
@@ -69,7 +73,7 @@ def mod_value(a: Value, b: Value) -> Value:
             raise ZeroDivisionError("mod by zero is unspecified")
         return a % abs(b)
     # z3's integer remainder is Euclidean: always in [0, |b|).
-    return z3.If(b == 0, MOD_BY_ZERO(a), a % b)
+    return z3.If(b == 0, unknown("mod_by_zero", 1)(a), a % b)
 
 
 def modular_indexing_value(b: Value, d: Value, m: Value) -> Value:
@@ -84,7 +88,7 @@ def pow_value(b: Value, e: Value) -> Value:
         for _ in range(e):
             out = out * b
         return out
-    return POW_OTHER(b, e)
+    return unknown("pow_other", 2)(b, e)
 
 
 def min_value(xs: list[Value]) -> Value:

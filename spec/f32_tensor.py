@@ -20,10 +20,10 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-from hypothesis import strategies as st
 
 from .errors import BadRequest, InvalidInput
 from .schema import Type, json_kind
+from .strategies import st
 
 MAX_RANK = 8
 """At most 8 dims (the seed's kernels use up to 4)."""

@@ -12,8 +12,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from hypothesis import strategies as st
-
 from . import shapes as js
 from .build_trace import build_trace
 from .ckernel import CKernelId
@@ -40,6 +38,7 @@ from .graph_ir import (
 from .graph_lower import lower_trace_to_graph
 from .registry import InvalidCase, declare
 from .schema import U16, U32, Field, Int, Json, List, Optional, record
+from .strategies import st
 from .trace_build_ops import KERNELS_FIELD, OPS_FIELD, kernels_from_wire, recorded_ops, traces
 
 GRAPH = Field(Json("{nodes, outputs}", GRAPH_SHAPE), "the graph: nodes (id = index) and outputs")

@@ -7,12 +7,11 @@ content-hash chain, and kDimMix[i] = (i + 1) * PHI weighs dimension i of sizes a
 
 from __future__ import annotations
 
-from hypothesis import strategies as st
-
 from .bits import BitVal, mul, mul_hi, shr
 from .errors import InvalidInput
 from .registry import InvalidCase, declare
 from .schema import BYTES, HASH64, U8, Field, record
+from .strategies import st
 
 PHI = 0x9E3779B97F4A7C15
 """2^64 / golden ratio: the seed of every content-hash chain. Real code: `Expr.h` /

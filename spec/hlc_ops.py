@@ -8,8 +8,6 @@ with the outcome (clock_skew, logical_overflow) and the clock unchanged.
 
 from __future__ import annotations
 
-from hypothesis import strategies as st
-
 from .errata import NO_ERRATA, SEEDS, erratum
 from .errors import InvalidInput
 from .hlc import (
@@ -38,6 +36,7 @@ from .hlc import (
 from .pyc_wire import Named
 from .registry import InvalidCase, declare
 from .schema import BOOL, I8, U64, Field, Int, record
+from .strategies import st
 
 SEED = SEEDS["ringkernel"]
 WHERE = "crates/ringkernel-core/src/hlc.rs"

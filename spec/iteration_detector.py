@@ -16,13 +16,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from hypothesis import strategies as st
-
 from ..synthetic_bench import detector_bench
 from .errata import NO_ERRATA, erratum
 from .layout import Member, array, bool_, hash64, pad, struct, u8, u32
 from .registry import declare
 from .schema import BOOL, HASH64, U32, U64, Field, Json, List, record
+from .strategies import st
 
 K = 5
 """Signature length: the first K schema hashes after a reset. Real code: `IterationDetector.h`,

@@ -15,8 +15,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from hypothesis import strategies as st
-
 from . import k2k_broker as kb
 from . import shapes as js
 from .errata import NO_ERRATA, SEEDS, erratum
@@ -24,6 +22,7 @@ from .errors import InvalidInput, SpecError
 from .registry import InvalidCase, declare
 from .schema import U8, U32, U64, Field, Json, Utf8, record
 from .steps import parse_steps, steps_schema
+from .strategies import st
 
 MAX_STEPS = 4096
 """The spec's own bound on the steps of one simulation."""

@@ -11,8 +11,6 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from hypothesis import strategies as st
-
 from . import shapes as js
 from .errata import NO_ERRATA, erratum
 from .errors import InvalidInput
@@ -21,6 +19,7 @@ from .layout_ops import scalar_from_wire, wire_schema
 from .merkle_dag import KERNEL_CACHE_CAPACITY
 from .registry import InvalidCase, declare
 from .schema import U32, Field, Json, record
+from .strategies import st
 
 E9_4 = "E9.4"
 

@@ -4,8 +4,6 @@ gelu, sigmoid and silu call erff or expf and are compared within a declared enve
 
 from __future__ import annotations
 
-from hypothesis import strategies as st
-
 from .cpu_kernels import (
     fill,
     gelu,
@@ -23,6 +21,7 @@ from .f32_tensor import MAX_RANK, F32Tensor, element_count, random_tensor, tenso
 from .kernel_ops import TENSOR, wire
 from .registry import InvalidCase, declare
 from .schema import BITS32, I32, Field, List, record
+from .strategies import st
 
 TENSOR3 = F32Tensor(rank=3)
 

@@ -3,14 +3,13 @@
 
 from __future__ import annotations
 
-from hypothesis import strategies as st
-
 from .cpu_kernels_linear import conv2d, mm, sdpa
 from .errors import InvalidInput
 from .f32_tensor import F32Tensor, element_count, f32_values, random_tensor, tensors_of_shape
 from .kernel_ops import wire
 from .registry import InvalidCase, declare
 from .schema import Field, record
+from .strategies import st
 
 MATRIX = F32Tensor(rank=2)
 IMAGES = F32Tensor(rank=4)

@@ -11,8 +11,6 @@ from __future__ import annotations
 
 import math
 
-from hypothesis import strategies as st
-
 from .cpu_kernels_norm import (
     EPS_BITS,
     avgpool_global,
@@ -34,6 +32,7 @@ from .f32_tensor import (
 from .kernel_ops import wire
 from .registry import InvalidCase, declare
 from .schema import BITS32, I32, U32, Field, List, record
+from .strategies import st
 
 SOFTMAX_ENVELOPE = "ulp:f32=4"
 """softmax results may differ from the spec by up to 4 float32 ulps (ordered-integer distance;

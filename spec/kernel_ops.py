@@ -3,13 +3,12 @@
 
 from __future__ import annotations
 
-from hypothesis import strategies as st
-
 from .cpu_kernels import add
 from .errors import InvalidInput
 from .f32_tensor import F32Tensor, random_tensor, tensors_of_shape
 from .registry import InvalidCase, declare
 from .schema import Field, record
+from .strategies import st
 
 TENSOR = F32Tensor()
 

@@ -15,14 +15,13 @@ import re
 from functools import cache
 from typing import Any
 
-from hypothesis import strategies as st
-
 from . import shapes as js
 from .bits import to_unsigned
 from .errors import InvalidInput, SpecError
 from .layout import ArrayOf, CType, Pad, Prim, Struct, default_of, field_at
 from .registry import REGISTRY, InvalidCase, declare
 from .schema import BOOL, BYTES, Field, Int, Json, Utf8, record
+from .strategies import st
 
 RANDOM_DOMAIN_MAX_SIZE = 4096
 """Generated inputs skip structs larger than this (only the 5.5 MB TraceRing object)."""

@@ -6,8 +6,6 @@ import random
 from bisect import bisect_left
 from dataclasses import dataclass
 
-from hypothesis import strategies as st
-
 from ..synthetic_bench import plan_bench
 from . import shapes as js
 from .errata import NO_ERRATA, erratum
@@ -16,6 +14,7 @@ from .layout import Member, bool_, enum_of, i8, i32, id32, pad, ptr, struct, u32
 from .layout_ops import scalar_from_wire, wire_schema
 from .registry import InvalidCase, declare
 from .schema import U32, U64, Field, Json, List, record
+from .strategies import st
 from .types import DeviceType
 
 ALIGNMENT = 256

@@ -3,8 +3,6 @@ conversions and Box-Muller, with erratum E17.1 (to_uniform reaches 1.0)."""
 
 from __future__ import annotations
 
-from hypothesis import strategies as st
-
 from .errata import erratum
 from .philox import (
     CLAMP_FROM,
@@ -22,6 +20,7 @@ from .philox import (
 )
 from .registry import InvalidCase, declare
 from .schema import BITS32, HASH64, U32, Array, Field, record
+from .strategies import st
 
 BOX_MULLER_ENVELOPE = "ulp:f32=4"
 """Box-Muller results may differ from the reference by up to 4 float32 units in the last

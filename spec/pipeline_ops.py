@@ -9,14 +9,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from hypothesis import strategies as st
-
 from .errata import NO_ERRATA
 from .iteration_detector import K
 from .merkle_dag import chained
 from .pipeline import PipelineRun, Region, Window, run_pipeline
 from .registry import InvalidCase, declare
 from .schema import HASH64, U32, U64, Json, List, record
+from .strategies import st
 from .trace_build_ops import (
     KERNELS_FIELD,
     OPS_FIELD,

@@ -26,14 +26,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from hypothesis import strategies as st
-
 from .errata import NO_ERRATA, erratum
 from .errors import InvalidInput
 from .pyc_wire import PYC_SEED
 from .registry import InvalidCase, declare
 from .schema import Field, Int, Json, List, Utf8, record
 from .shapes import array, integer, obj, uint
+from .strategies import st
 
 E10_2 = "E10.2"
 MODES = ("balanced", "memory_first", "utilization_first")

@@ -5,8 +5,6 @@ from __future__ import annotations
 
 import math
 
-from hypothesis import strategies as st
-
 from .errata import NO_ERRATA, erratum
 from .errors import InvalidInput
 from .pyc_autotune import (
@@ -24,6 +22,7 @@ from .pyc_kernels import BACKEND, KERNEL_MAX, MODE, OP_KEY_MAX, SYMBOL_MAX, defa
 from .pyc_wire import F64, PYC_SEED, bits, f64, f64_strategy, finite, non_negative
 from .registry import InvalidCase, declare
 from .schema import I32, U64, Field, List, Optional, Utf8, record
+from .strategies import st
 
 DB_TEXT_MAX = 1 << 20
 """Characters of database text one request may carry: the spec's own bound."""

@@ -17,14 +17,13 @@ import math
 import struct
 from dataclasses import dataclass, fields
 
-from hypothesis import strategies as st
-
 from .errata import NO_ERRATA, erratum
 from .errors import InvalidInput
 from .pyc_fingerprint import MODULE, check_module, fingerprint, fnv1a64, modules
 from .pyc_ir import module_from_wire, require_verified
 from .registry import declare
 from .schema import Bool, Field, Int, Utf8, record
+from .strategies import st
 
 E14_2 = "E14.2"
 SPECULATIVE_PLAN_MAX = 3

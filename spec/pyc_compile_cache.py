@@ -21,8 +21,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from hypothesis import strategies as st
-
 from .errata import NO_ERRATA, erratum
 from .errors import InvalidInput
 from .pyc_cache import DEFAULT_OPTIONS, OPTIONS, CompileOptions, cache_key, normalized
@@ -31,6 +29,7 @@ from .pyc_ir import DType, PycModule, module_from_wire, module_to_wire, require_
 from .pyc_wire import PYC_SEED
 from .registry import InvalidCase, declare
 from .schema import Bool, Field, Int, List, record
+from .strategies import st
 
 E14_5 = "E14.5"
 COMPILE_CACHE_MAX = 32

@@ -15,12 +15,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from itertools import pairwise
 
-from hypothesis import strategies as st
-
 from .errors import InvalidInput
 from .pyc_wire import Named
 from .registry import InvalidCase, declare
 from .schema import BOOL, Field, List, Utf8, record
+from .strategies import st
 
 LOG_MAX = 2047
 """Bytes a decision log keeps (a 2048-byte buffer and its NUL). Real code: compiler_api.c."""

@@ -15,13 +15,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from hypothesis import strategies as st
-
 from .errata import NO_ERRATA, erratum
 from .errors import InvalidInput
 from .pyc_wire import PYC_SEED, Named
 from .registry import InvalidCase, declare
 from .schema import BOOL, I32, Field, Optional, Utf8, record
+from .strategies import st
 
 E12_4 = "E12.4"
 STATUS = Named(("ok", "fallback", "error"), "dispatch status")

@@ -12,8 +12,6 @@ other name, and so every fingerprint of a module without those bytes, is PyC's.
 
 from __future__ import annotations
 
-from hypothesis import strategies as st
-
 from .errata import NO_ERRATA, erratum
 from .errors import InvalidInput
 from .hashing import fnv1a
@@ -32,6 +30,7 @@ from .pyc_ir import (
 )
 from .registry import InvalidCase, declare
 from .schema import I32, I64, Field, Int, List, Utf8, record
+from .strategies import st
 
 E14_1 = "E14.1"
 PYC_FNV_OFFSET = 1469598103934665603

@@ -25,8 +25,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from hypothesis import strategies as st
-
 from .errata import NO_ERRATA, erratum
 from .errors import InvalidInput
 from .pyc_fingerprint import MODULE, PYC_FNV_OFFSET, check_module, fingerprint, wire_op
@@ -42,6 +40,7 @@ from .pyc_ir import (
 from .pyc_wire import PYC_SEED, Named
 from .registry import InvalidCase, declare
 from .schema import BOOL, HASH64, I32, I64, Field, Int, List, Optional, record
+from .strategies import st
 
 E14_6 = "E14.6"
 E14_7 = "E14.7"

@@ -4,8 +4,6 @@ context, with every candidate's score in `collect` order; erratum E12.2 (wrappin
 
 from __future__ import annotations
 
-from hypothesis import strategies as st
-
 from .errata import NO_ERRATA, erratum
 from .errors import InvalidInput
 from .pyc_kernels import (
@@ -28,6 +26,7 @@ from .pyc_kernels import (
 from .pyc_wire import F64, PYC_SEED, bits, f64, f64_strategy, finite, non_negative
 from .registry import InvalidCase, declare
 from .schema import BOOL, I32, U32, U64, Field, List, Optional, Utf8, record
+from .strategies import st
 
 REG_CLASS_MAX = (1 << 28) - 1
 """The largest register-pressure class the spec takes: PyC multiplies it by 8 in a C int."""

@@ -7,7 +7,6 @@ from __future__ import annotations
 import struct
 
 import numpy as np
-from hypothesis import strategies as st
 
 from .errata import NO_ERRATA, erratum
 from .pyc_fingerprint import MODULE, check_module, wire_op
@@ -17,6 +16,7 @@ from .pyc_passes import E14_3, E14_4, PASS_NAMES, run_passes
 from .pyc_wire import PYC_SEED, bits
 from .registry import declare
 from .schema import Bool, Field, Int, List, Utf8, record
+from .strategies import st
 
 _PASSES = record(**{p: Field(Bool(), "run this pass", True) for p in PASS_NAMES})
 _BREAKS = record(**{k: Int(32) for k in ("const", "gelu", "reduce_sum", "layernorm", "unknown")})

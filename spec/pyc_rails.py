@@ -17,13 +17,12 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
 
-from hypothesis import strategies as st
-
 from .machine import Machine
 from .pyc_kernels import BALANCED, MEMORY_FIRST, MODE, UTILIZATION_FIRST
 from .pyc_wire import F64, Named, bits, f64_strategy, finite, non_negative
 from .registry import InvalidCase, declare
 from .schema import BOOL, U64, Field, List, Optional, record
+from .strategies import st
 
 REASON = Named(("none", "latency", "throughput", "pressure", "runtime_error"), "rollback reason")
 """pyc_rollback_reason in ordinal order. Real code: include/pyc/runtime_control.h."""

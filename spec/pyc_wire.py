@@ -8,10 +8,9 @@ import struct
 from dataclasses import dataclass
 from typing import Any
 
-from hypothesis import strategies as st
-
 from .errors import BadRequest, InvalidInput
 from .schema import HASH64, Type, json_kind
+from .strategies import st
 
 PYC_SEED = "pyc@fdf1563"
 """The PyC commit the chapter's errata describe."""

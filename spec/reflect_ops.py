@@ -11,8 +11,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from hypothesis import strategies as st
-
 from . import shapes as js
 from .errata import SEEDS, erratum
 from .errors import InvalidInput
@@ -21,6 +19,7 @@ from .layout_ops import RANDOM_DOMAIN_MAX_SIZE, find_struct, from_wire, to_wire,
 from .reflect import TEST_STRUCTS, reflect_hash, reflect_print
 from .registry import REGISTRY, InvalidCase, declare
 from .schema import HASH64, Field, Json, Utf8, record
+from .strategies import st
 
 EFFECTS = "pure"
 

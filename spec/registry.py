@@ -13,9 +13,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from hypothesis import strategies as st
-
 from .schema import Record
+from .strategies import st
 
 BACKENDS = ("numba", "cupy")
 PO_KINDS = ("z3", "model", "property", "contract")

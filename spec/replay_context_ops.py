@@ -14,8 +14,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from hypothesis import strategies as st
-
 from . import crucible_context as cx
 from . import shapes as js
 from .crucible_context import ContextMode, CrucibleContext
@@ -30,6 +28,7 @@ from .replay_ops import region_index, region_ops, step_guard
 from .replay_region import REGIONS, prefix_replays, regions_from_wire
 from .schema import U32, Field, Json, record
 from .steps import parse_steps, step_field, steps_schema
+from .strategies import st
 from .vigil_ops import HANDLES, chain_region, current_handles
 
 CONTEXT_STEPS = {"activate": ("region",), "deactivate": (),

@@ -20,8 +20,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from hypothesis import strategies as st
-
 from . import region_cache as rc
 from . import shapes as js
 from . import transaction as tx
@@ -52,6 +50,7 @@ from .replay_region import (
 )
 from .schema import HASH64, U8, U32, Field, Json, List, record
 from .steps import parse_steps, step_field, steps_schema
+from .strategies import st
 
 MAX_STREAM = 1 << 22
 """The spec's own bound on the ops of one `replay.engine` stream."""

@@ -22,13 +22,12 @@ from __future__ import annotations
 
 import zlib
 
-from hypothesis import strategies as st
-
 from .errata import NO_ERRATA, SEEDS, erratum
 from .errors import InvalidInput
 from .layout import Member, array, pad, ptr, struct, u8, u32, u64
 from .registry import InvalidCase, declare
 from .schema import BITS32, BYTES, HASH64, U8, U32, U64, Array, Field, record
+from .strategies import st
 
 RINGKERNEL = SEEDS["ringkernel"]
 """The seed whose structs these are."""

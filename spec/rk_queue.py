@@ -23,14 +23,13 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from hypothesis import strategies as st
-
 from . import shapes as js
 from .errors import InvalidInput
 from .layout import u64
 from .registry import InvalidCase, declare
 from .schema import U64, Field, Json, record
 from .steps import parse_steps, step_field, steps_schema
+from .strategies import st
 
 WORD = 1 << 64
 MAX_CAPACITY = 1 << 16

@@ -5,7 +5,6 @@
 from __future__ import annotations
 
 import numpy as np
-from hypothesis import strategies as st
 
 from .errors import InvalidInput
 from .f32_tensor import F32Tensor
@@ -22,6 +21,7 @@ from .mt19937 import (
 )
 from .registry import InvalidCase, declare
 from .schema import BITS32, U32, Field, List, record
+from .strategies import st
 
 COUNT = Field(U32, f"values to draw, at most {MAX_DRAWS} (2^20)")
 SEED = Field(U32, "the engine's seed (std::mt19937(seed))")

@@ -16,10 +16,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
-from hypothesis import strategies as st
 
 from .bits import to_signed, to_unsigned
 from .errors import BadRequest, InvalidInput
+from .strategies import st
 
 MISSING: Any = object()
 

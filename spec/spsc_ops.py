@@ -11,8 +11,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from hypothesis import strategies as st
-
 from . import meta_log, trace_ring
 from . import shapes as js
 from .errata import NO_ERRATA
@@ -20,6 +18,7 @@ from .errors import InvalidInput, SpecError
 from .registry import InvalidCase, declare
 from .schema import BYTES, HASH64, U32, U64, Field, Json, record
 from .steps import parse_steps, steps_schema
+from .strategies import st
 from .types import NONE32
 
 _HEX = HASH64

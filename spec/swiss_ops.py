@@ -6,12 +6,11 @@ the SIMD or the portable SWAR path."""
 
 from __future__ import annotations
 
-from hypothesis import strategies as st
-
 from .errata import SEEDS, erratum
 from .pyc_wire import Named
 from .registry import InvalidCase, declare
 from .schema import BYTES, HASH64, I64, U8, U16, U32, Field, List, record
+from .strategies import st
 from .swiss_table import (
     DEFAULT_CAPACITY,
     E14_700,

@@ -4,12 +4,11 @@ fresh table and reports what each call returned and every entry at the end (its 
 
 from __future__ import annotations
 
-from hypothesis import strategies as st
-
 from .errata import NO_ERRATA, SEEDS, erratum
 from .pyc_wire import Named
 from .registry import InvalidCase, declare
 from .schema import BOOL, BYTES, I64, U16, U32, Enum, Field, List, record
+from .strategies import st
 from .symbol_table import (
     E14_701,
     IS_SIZE_LIKE,

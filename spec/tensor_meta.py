@@ -6,13 +6,12 @@ output_nr at 141..143 and storage_offset, version, storage_nbytes, grad_fn_hash 
 
 from __future__ import annotations
 
-from hypothesis import strategies as st
-
 from .errata import erratum
 from .errors import InvalidInput
 from .layout import Member, array, bool_, enum_of, hash64, i8, i64, ptr, struct, u8, u32
 from .registry import InvalidCase, declare
 from .schema import I64, U64, Field, List, record
+from .strategies import st
 from .types import SCALAR_TYPE, DeviceType, Layout, ScalarType, element_size
 
 MAX_DIMS = 8
@@ -118,8 +117,10 @@ def random_views(n: int, rng) -> list[dict]:
     return out
 
 
-_DIMS = st.lists(st.tuples(st.integers(0, 1 << 20), st.integers(-(1 << 24), 1 << 24)),
-                 max_size=MAX_DIMS)
+def _dims() -> st.SearchStrategy:
+    """(size, stride) pairs, at most MAX_DIMS of them."""
+    return st.lists(st.tuples(st.integers(0, 1 << 20), st.integers(-(1 << 24), 1 << 24)),
+                    max_size=MAX_DIMS)
 
 declare(
     "meta.storage_nbytes", chapter=5,
@@ -129,7 +130,7 @@ declare(
                 dtype=Field(SCALAR_TYPE, "ScalarType ordinal")),
     result=record(nbytes=Field(U64, "storage span in bytes")),
     spec=(compute_storage_nbytes,), check=check_storage_args,
-    domain=lambda: st.tuples(_DIMS, st.sampled_from(list(ScalarType))).map(
+    domain=lambda: st.tuples(_dims(), st.sampled_from(list(ScalarType))).map(
         lambda t: {"sizes": [s for s, _ in t[0]], "strides": [d for _, d in t[0]],
                    "dtype": t[1]}),
     invalid=(

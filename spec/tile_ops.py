@@ -10,14 +10,13 @@
 
 from __future__ import annotations
 
-from hypothesis import strategies as st
-
 from .errata import NO_ERRATA, SEEDS, erratum
 from .errors import InvalidInput
 from .hardware_target import E13_400, E13_405, E13_406, TARGETS, ridge, target
 from .pyc_wire import F64, Named, bits
 from .registry import InvalidCase, declare
 from .schema import BOOL, U32, U64, Array, Field, Int, Optional, record
+from .strategies import st
 from .tile_search import E13_401, E13_402, E13_403, E13_404, Problem, tile_cost, tile_search
 
 SEED = SEEDS["symplex"]

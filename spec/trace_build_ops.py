@@ -11,8 +11,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from hypothesis import strategies as st
-
 from ..synthetic_bench import build_bench
 from . import shapes as js
 from .build_trace import RecordedOp, TraceGraph, build_trace
@@ -25,6 +23,7 @@ from .memory_plan import Plan, compute_memory_plan
 from .pipeline import plan_slots_of
 from .registry import InvalidCase, declare
 from .schema import BOOL, BYTES, HASH64, U8, U16, U32, U64, Field, Json, List, record
+from .strategies import st
 from .tensor_meta import MAX_DIMS, TENSOR_META
 from .tensor_slot import TENSOR_SLOT
 

@@ -8,13 +8,12 @@ from __future__ import annotations
 
 import enum
 
-from hypothesis import strategies as st
-
 from .errata import erratum
 from .errors import InvalidInput
 from .layout import Member, hash64, id32, struct
 from .registry import InvalidCase, declare
 from .schema import U8, Enum, Field, record
+from .strategies import st
 
 NONE32 = 0xFFFFFFFF
 """The 'none' value of every strong ID (OpIndex, SlotId, NodeId, SymbolId, MetaIndex). Real

@@ -14,13 +14,12 @@ no module scope at all (outside any tracked module). The op `hash.scope` therefo
 
 from __future__ import annotations
 
-from hypothesis import strategies as st
-
 from .bits import le_bytes
 from .errata import NO_ERRATA, erratum
 from .hashing import FNV_OFFSET, fnv1a
 from .registry import InvalidCase, declare
 from .schema import HASH64, I64, Field, List, Optional, Utf8, record
+from .strategies import st
 
 ROOT_SCOPE = "<root>"
 """The path the native Vessel records for the root module."""

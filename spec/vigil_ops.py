@@ -21,8 +21,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from hypothesis import strategies as st
-
 from . import shapes as js
 from . import vigil as vg
 from .cipher import Cipher
@@ -45,6 +43,7 @@ from .replay_region import (
     regions_from_wire,
 )
 from .schema import BOOL, HASH64, U32, U64, Field, Json, record
+from .strategies import st
 from .trace_build_ops import RECORDED_OPS
 from .transaction import TxStatus
 from .types import NONE32

@@ -19,13 +19,12 @@ import enum
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from hypothesis import strategies as st
-
 from .bits import to_signed
 from .errata import NO_ERRATA, erratum
 from .errors import InvalidInput
 from .registry import InvalidCase, declare
 from .schema import I32, I64, U32, Enum, Field, Json, List, Utf8, record
+from .strategies import st
 
 E6_6, E6_7, E6_8, E6_9 = "E6.6", "E6.7", "E6.8", "E6.9"
 NONE_TEXT = "(root)"
@@ -353,12 +352,11 @@ OPTIM_NAMES = ("_foreach_add_", "_foreach_mul_", "_fused_adam_", "lerp_", "addcm
 SCOPES = ("", "model", "model.encoder.layers.0.attn", "model.encoder.layers.0.mlp.fc1",
           "model.encoder.layers.1.attn", "model.down.0.conv1", "model.down.1.conv1",
           "model.up.0.conv2", "model.head", "features.3", ".a", "a..b")
-NAME_TEXT = st.text(st.sampled_from("abcdegklmnoprstuw_"), max_size=24)
 
 
 def names(pool: tuple[str, ...]) -> st.SearchStrategy:
     """Mostly real short names from `pool`, sometimes arbitrary ones."""
-    return st.sampled_from(pool) | NAME_TEXT
+    return st.sampled_from(pool) | st.text(st.sampled_from("abcdegklmnoprstuw_"), max_size=24)
 
 
 def out_sizes() -> st.SearchStrategy:

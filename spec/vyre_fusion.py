@@ -28,14 +28,13 @@ from __future__ import annotations
 
 import math
 
-from hypothesis import strategies as st
-
 from .bits import select
 from .errata import SEEDS, erratum
 from .errors import BadRequest, InvalidInput
 from .pyc_wire import F64, bits, f64, f64_strategy
 from .registry import InvalidCase, declare
 from .schema import BOOL, U32, Field, Json, List, record
+from .strategies import st
 from .vyre_fixed import FIXED_ONE, U32_MAX
 from .vyre_tt import tt_contract_step
 

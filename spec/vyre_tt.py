@@ -17,13 +17,12 @@ shape checks and its f64 CPU oracle.
 
 from __future__ import annotations
 
-from hypothesis import strategies as st
-
 from .bits import add
 from .errata import NO_ERRATA, SEEDS, erratum
 from .errors import InvalidInput
 from .registry import InvalidCase, declare
 from .schema import U32, Field, List, record
+from .strategies import st
 from .vyre_fixed import FIXED_ONE, U32_MAX, fmul_words
 
 VYRE = SEEDS["vyre"]

@@ -102,6 +102,12 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
+def layers(args: argparse.Namespace) -> tuple[str, ...]:
+    """What analysis needs registered: the ops, their references and errata, and the numba
+    kernels when they run the pipeline; not the proof obligations (start-up stays short)."""
+    return ("spec", "reference") + (("fast.numba",) if args.impl == "numba" else ())
+
+
 def add_parser(sub) -> None:
     p = sub.add_parser(
         "analyze", help="run the background thread's pipeline over a .crtrace",
@@ -124,4 +130,4 @@ def add_parser(sub) -> None:
                    help="also draw the memory plan of each distinct region (the first 8) and "
                         "the regions' DAG as SVG into DIR (created if missing; files of the "
                         "same names are replaced)")
-    p.set_defaults(func=run)
+    p.set_defaults(func=run, layers=layers)

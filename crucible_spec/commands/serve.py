@@ -24,6 +24,12 @@ def run(args: argparse.Namespace) -> int:
                  args.max_line_bytes or MAX_LINE_BYTES)
 
 
+def layers(args: argparse.Namespace) -> tuple[str, ...]:
+    """What serving needs registered: the ops and their references, and the chosen backend's
+    kernels; not the proof obligations nor the other backend (start-up stays short)."""
+    return ("spec", "reference") + (() if args.impl == "reference" else (f"fast.{args.impl}",))
+
+
 def add_parser(sub) -> None:
     p = sub.add_parser(
         "serve", help="answer wire-protocol requests on stdin",
@@ -41,4 +47,4 @@ def add_parser(sub) -> None:
     p.add_argument("--max-line-bytes", type=_positive, metavar="N",
                    help="answer a longer request line bad_request without reading it whole "
                         "(default: 64 MiB)")
-    p.set_defaults(func=run)
+    p.set_defaults(func=run, layers=layers)
