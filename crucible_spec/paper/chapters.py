@@ -35,8 +35,8 @@ class Chapter:
 
 CHAPTERS: tuple[Chapter, ...] = (
     Chapter(1, "Notation and bits", (
-        "bits", "layout", "layout_ops", "schema", "shapes", "json_schema", "steps", "errors",
-        "registry", "errata")),
+        "bits", "layout", "layout_ops", "schema", "wire_columns", "shapes", "json_schema",
+        "steps", "errors", "registry", "errata", "strategies", "lazy_z3")),
     Chapter(2, "Types", ("types",)),
     Chapter(3, "Arena", ("arena",)),
     Chapter(4, "SPSC ring and MetaLog", (
