@@ -3,9 +3,10 @@
 1. A tensor is `{"shape": [d0, d1, ...], "data": "<hex>"}`: row-major, contiguous, each
    element an IEEE binary32 in little-endian byte order, so `data` has 8 hex digits per
    element (the bytes the seed's `float*` buffer holds).
-2. Decoding checks the shape first (integers, at most MAX_RANK dims, none negative, at most
-   MAX_ELEMENTS elements) and only then reads `data`, whose length must be exactly 4 bytes per
-   element: a bad shape allocates nothing.
+2. Decoding checks the shape first (integers, at most MAX_RANK dims, none negative, neither
+   any dim nor their product above MAX_ELEMENTS: a zero dim does not excuse a huge one) and
+   only then reads `data`, whose length must be exactly 4 bytes per element: a bad shape
+   allocates nothing.
 3. Two tensors are equal when shapes and bytes are. Within an envelope of N ulps (chapter 12's
    numeric envelopes) each element may differ by up to N units in the last place, counted on
    the ordered integer line of binary32 (+0 and -0 are 0 apart, a NaN equals only a NaN with
@@ -22,7 +23,7 @@ from typing import Any
 import numpy as np
 
 from .errors import BadRequest, InvalidInput
-from .schema import Type, json_kind
+from .schema import Type, json_kind, shown
 from .strategies import st
 
 MAX_RANK = 8
@@ -38,7 +39,7 @@ def element_count(shape: list[int] | tuple[int, ...], path: str) -> int:
     n = 1
     for d in shape:
         n *= d
-        if n > MAX_ELEMENTS:
+        if n > MAX_ELEMENTS or d > MAX_ELEMENTS:
             raise InvalidInput(f"{path}: shape {list(shape)} has more than {MAX_ELEMENTS} "
                                "elements (2^26)")
     return n
@@ -63,6 +64,9 @@ def _shape(value: Any, path: str) -> list[int]:
             raise BadRequest(f"{path}.shape[{i}]: expected an integer, got {json_kind(d)}")
         if d < 0:
             raise InvalidInput(f"{path}.shape[{i}]: a dim cannot be negative ({d})")
+        if d > MAX_ELEMENTS:
+            raise InvalidInput(f"{path}.shape[{i}]: a dim of {shown(d)} exceeds the limit of "
+                               f"{MAX_ELEMENTS} elements (2^26)")
     return value
 
 
@@ -111,8 +115,9 @@ class F32Tensor(Type):
         return f"{dims}float32 tensor {{shape, data: little-endian hex}}"
 
     def json_schema(self, result: bool = False) -> dict:
-        dims: dict[str, Any] = {"type": "array", "items": {"type": "integer", "minimum": 0},
-                                "maxItems": MAX_RANK}
+        dims: dict[str, Any] = {"type": "array", "maxItems": MAX_RANK,
+                                "items": {"type": "integer", "minimum": 0,
+                                          "maximum": MAX_ELEMENTS}}
         if self.rank is not None:
             dims |= {"minItems": self.rank, "maxItems": self.rank}
         pattern = "^([0-9a-f]{8})*$" if result else "^([0-9a-fA-F]{8})*$"
