@@ -8,6 +8,7 @@ from hypothesis import strategies as st
 
 from ..spec.cpu_kernels import (
     F32,
+    add,
     f32_of_bits,
     fill,
     gelu,
@@ -93,6 +94,7 @@ def _rounded_once(a: np.ndarray, b: np.ndarray, op) -> np.ndarray:
 
 def _sub_mul_hold(case: tuple[np.ndarray, np.ndarray]) -> None:
     a, b = case
+    assert _bits(add(a, b)) == _bits(_rounded_once(a, b, np.add)), (a, b)
     assert _bits(sub(a, b)) == _bits(_rounded_once(a, b, np.subtract)), (a, b)
     assert _bits(mul(a, b)) == _bits(_rounded_once(a, b, np.multiply)), (a, b)
     assert sub(a, b).shape == mul(a, b).shape == a.shape
@@ -101,6 +103,18 @@ def _sub_mul_hold(case: tuple[np.ndarray, np.ndarray]) -> None:
 def _pairs() -> st.SearchStrategy:
     return st.integers(0, 10).flatmap(lambda n: st.tuples(tensors_of_shape((n,)),
                                                           tensors_of_shape((n,))))
+
+
+def _tiled_holds(case: tuple[np.ndarray, np.ndarray]) -> None:
+    a, b = case
+    tiled = np.resize(b.reshape(-1), a.size).reshape(a.shape)
+    assert _bits(add(a, b)) == _bits(_rounded_once(a, tiled, np.add)), (a, b)
+
+
+def _tiled_cases() -> list[tuple[np.ndarray, np.ndarray]]:
+    return [(_arr([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]]), _arr([10.0, 20.0, 30.0])),
+            (_arr([1.0, 2.0, 3.0, 4.0, 5.0]), _arr([0.5, -0.5])),
+            (_arr([7.0, 8.0]), _arr([-0.0]))]
 
 
 def _sub_mul_cases() -> list[tuple[np.ndarray, np.ndarray]]:
@@ -112,12 +126,17 @@ def _sub_mul_cases() -> list[tuple[np.ndarray, np.ndarray]]:
 
 @property_obligation(
     "PO12.501",
-    "sub and mul pair A[i] with B[i] and round once: each C[i] is the binary64 difference or "
-    "product of A[i] and B[i] rounded to binary32 (binary64 holds a binary32 product exactly "
-    "and rounds a difference so that one rounding to binary32 is correct); shape kept.",
-    covers=("kernel.sub", "kernel.mul"),
+    "add, sub and mul pair A[i] with B[i] and round once: each C[i] is the binary64 sum, "
+    "difference or product of A[i] and B[i] rounded to binary32 (binary64 holds a binary32 "
+    "product exactly and rounds a sum so that one rounding to binary32 is correct); add with "
+    "a shorter B pairs A[i] with B[i mod |B|]; shape kept.",
+    covers=("kernel.add", "kernel.sub", "kernel.mul"),
     subject=sub,
     mutants=(
+        Mutant.edit("add tiles by division", "B[i // |B|] instead of B[i mod |B|]", add,
+                    "y[i % y.size]", "y[min(i // y.size, y.size - 1)]"),
+        Mutant.edit("add skips the first tile", "B[(i + 1) mod |B|]", add,
+                    "y[i % y.size]", "y[(i + 1) % y.size]"),
         Mutant.edit("reversed sub", "B - A", sub, "c[i] = x[i] - y[i]", "c[i] = y[i] - x[i]"),
         Mutant.edit("sub adds", "A + B", sub, "c[i] = x[i] - y[i]", "c[i] = x[i] + y[i]"),
         Mutant.edit("mul pairs with B reversed", "B read back to front", mul,
@@ -129,6 +148,7 @@ def _sub_mul_cases() -> list[tuple[np.ndarray, np.ndarray]]:
 )
 def sub_mul_round_once(_subject):
     return [Property("hand-picked pairs", _sub_mul_hold, cases=_sub_mul_cases),
+            Property("bias tiling", _tiled_holds, cases=_tiled_cases),
             Property("generated pairs", _sub_mul_hold, strategy=_pairs, examples=150)]
 
 

@@ -122,24 +122,22 @@ def softmax_batch(x):
     return {"y": out}
 
 
-@kernel("kernel.layer_norm", "numba")
-def layer_norm_batch(x, gamma, beta, eps):
-    out = []
-    for a, g, b, e in zip(x, gamma, beta, eps, strict=True):
-        y = np.empty(a.shape, dtype=np.float32)
-        layer_norm_into(_f32(a), _f32(g), _f32(b), f32_of_bits(int(e)), y)
-        out.append(y)
-    return {"y": out}
+def _affine_batch(into):
+    """The batch kernel of a normalisation `into(x, gamma, beta, eps, y)`, one request each."""
+
+    def batch(x, gamma, beta, eps):
+        out = []
+        for a, g, b, e in zip(x, gamma, beta, eps, strict=True):
+            y = np.empty(a.shape, dtype=np.float32)
+            into(_f32(a), _f32(g), _f32(b), f32_of_bits(int(e)), y)
+            out.append(y)
+        return {"y": out}
+
+    return batch
 
 
-@kernel("kernel.batch_norm", "numba")
-def batch_norm_batch(x, gamma, beta, eps):
-    out = []
-    for a, g, b, e in zip(x, gamma, beta, eps, strict=True):
-        y = np.empty(a.shape, dtype=np.float32)
-        batch_norm_into(_f32(a), _f32(g), _f32(b), f32_of_bits(int(e)), y)
-        out.append(y)
-    return {"y": out}
+layer_norm_batch = kernel("kernel.layer_norm", "numba")(_affine_batch(layer_norm_into))
+batch_norm_batch = kernel("kernel.batch_norm", "numba")(_affine_batch(batch_norm_into))
 
 
 @kernel("kernel.maxpool2d", "numba")
