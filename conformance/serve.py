@@ -10,9 +10,12 @@ go to stderr only.
 from __future__ import annotations
 
 import json
+import queue
 import sys
+import threading
 import traceback
 from collections.abc import Iterator
+from dataclasses import dataclass
 from typing import IO, Any
 
 from .. import SPEC_VERSION
@@ -48,13 +51,17 @@ def _reject_constant(name: str) -> Any:
     raise ValueError(f"{name} is not JSON")
 
 
+_DECODER = json.JSONDecoder(parse_constant=_reject_constant)
+_ENCODER = json.JSONEncoder(separators=(",", ":"))
+
+
 def parse_request(line: str) -> tuple[Any, str | None]:
     """The request and the path of its first value nested deeper than MAX_DEPTH (None when
     none is): such values are read as null. Raises ValueError on text that is not JSON."""
     first = None
     while True:
         try:
-            return json.loads(line, parse_constant=_reject_constant), first
+            return _DECODER.decode(line), first
         except RecursionError:
             cut = cut_too_deep(line)
             if cut is None:
@@ -63,8 +70,17 @@ def parse_request(line: str) -> tuple[Any, str | None]:
             first = first or path
 
 
-def answer(line: str, impl: Implementation, profile: str) -> dict:
-    """The response object for one request line."""
+@dataclass(frozen=True)
+class Request:
+    """A well-formed request line: its id, op and args."""
+
+    rid: int
+    op: str
+    args: dict
+
+
+def read_request(line: str) -> Request | dict:
+    """The request on one line, or the error response it is answered with."""
     try:
         req, too_deep = parse_request(line)
     except ValueError as e:
@@ -81,15 +97,44 @@ def answer(line: str, impl: Implementation, profile: str) -> dict:
         return _error(rid, BAD_REQUEST, "missing 'args' object")
     if too_deep:
         return _error(rid, INVALID_INPUT, f"{too_deep}: nested deeper than {MAX_DEPTH} levels")
-    try:
-        if op == "hello":
-            return {"id": rid, "ok": True, "result": hello(impl, profile)}
-        return {"id": rid, "ok": True, "result": impl.call(op, args)}
-    except SpecError as e:
-        return _error(rid, e.code, e.message)
-    except Exception as e:  # an implementation bug is reported, never kills the server
-        traceback.print_exc(file=sys.stderr)
-        return _error(rid, INTERNAL, f"{type(e).__name__}: {e}")
+    return Request(rid, op, args)
+
+
+def answer(line: str, impl: Implementation, profile: str) -> dict:
+    """The response object for one request line."""
+    return answer_all([line], impl, profile)[0]
+
+
+def answer_all(lines: list[str], impl: Implementation, profile: str) -> list[dict]:
+    """The responses to request lines that arrived together, in order. Consecutive requests
+    for one op are answered by one `call_many`, which gives each the answer it would get
+    alone."""
+    out = [read_request(line) for line in lines]
+    i = 0
+    while i < len(out):
+        j = i + 1
+        if isinstance(out[i], Request):
+            while j < len(out) and isinstance(out[j], Request) and out[j].op == out[i].op:
+                j += 1
+            out[i:j] = _respond(out[i:j], impl, profile)
+        i = j
+    return out
+
+
+def _respond(reqs: list[Request], impl: Implementation, profile: str) -> list[dict]:
+    if reqs[0].op == "hello":
+        return [{"id": r.rid, "ok": True, "result": hello(impl, profile)} for r in reqs]
+    outcomes = impl.call_many(reqs[0].op, [r.args for r in reqs])
+    return [_response(r.rid, o) for r, o in zip(reqs, outcomes, strict=True)]
+
+
+def _response(rid: int, outcome: Any) -> dict:
+    if isinstance(outcome, SpecError):
+        return _error(rid, outcome.code, outcome.message)
+    if isinstance(outcome, Exception):  # an implementation bug is reported, never kills serve
+        traceback.print_exception(outcome, file=sys.stderr)
+        return _error(rid, INTERNAL, f"{type(outcome).__name__}: {outcome}")
+    return {"id": rid, "ok": True, "result": outcome}
 
 
 def _error(rid: Any, code: str, message: str) -> dict:
@@ -122,21 +167,66 @@ def lines(stdin: IO[bytes], max_bytes: int) -> Iterator[bytes | None]:
 
 def serve(impl: Implementation, profile: str, stdin: IO[bytes], stdout: IO[str],
           max_line_bytes: int = MAX_LINE_BYTES) -> int:
-    """Answer every line of `stdin` until EOF; return the exit status (0)."""
+    """Answer every line of `stdin` until EOF; return the exit status (0). The lines already
+    waiting when one is answered are answered together and flushed once: a client that waits
+    for each answer still gets it at once, and a pipelined one is not paid a flush a line."""
     sys.set_int_max_str_digits(MAX_INT_DIGITS)
-    for raw in lines(stdin, max_line_bytes):
-        if raw is None:
-            response = _error(None, BAD_REQUEST, f"request line longer than {max_line_bytes} "
-                                                 f"bytes (serve --max-line-bytes)")
-        else:
+    for group in arrived(lines(stdin, max_line_bytes)):
+        responses, texts = [], []
+        for raw in group:
+            if raw is None:
+                responses.append(_error(None, BAD_REQUEST, f"request line longer than "
+                                        f"{max_line_bytes} bytes (serve --max-line-bytes)"))
+                continue
             try:
                 line = raw.decode("utf-8").strip()
             except UnicodeDecodeError:
-                response = _error(None, BAD_REQUEST, "request is not UTF-8")
-            else:
-                if not line:
-                    continue
-                response = answer(line, impl, profile)
-        stdout.write(json.dumps(response, separators=(",", ":")) + "\n")
-        stdout.flush()
+                responses.append(_error(None, BAD_REQUEST, "request is not UTF-8"))
+                continue
+            if line:
+                responses.append(len(texts))
+                texts.append(line)
+        answered = iter(answer_all(texts, impl, profile))
+        out = [next(answered) if isinstance(r, int) else r for r in responses]
+        if out:
+            stdout.write("".join(_ENCODER.encode(r) + "\n" for r in out))
+            stdout.flush()
     return 0
+
+
+MAX_GROUP = 4096
+"""The most waiting lines answered together."""
+_END = object()
+
+
+def arrived(source: Iterator[bytes | None]) -> Iterator[list[bytes | None]]:
+    """The items of `source` in order, grouped: each group is the next item plus those read
+    ahead by then (at most MAX_GROUP). A thread reads ahead; its exceptions are re-raised."""
+    waiting: queue.Queue = queue.Queue(maxsize=MAX_GROUP)
+
+    def read() -> None:
+        try:
+            for item in source:
+                waiting.put(item)
+        except Exception as e:  # handed to the answering thread, which raises it
+            waiting.put(e)
+        waiting.put(_END)
+
+    threading.Thread(target=read, daemon=True, name="serve-reader").start()
+    while True:
+        group = [waiting.get()]
+        while len(group) < MAX_GROUP and group[-1] is not _END:
+            try:
+                group.append(waiting.get_nowait())
+            except queue.Empty:
+                break
+        for item in group:
+            if isinstance(item, Exception):
+                raise item
+        done = group[-1] is _END
+        if done:
+            group.pop()
+        if group:
+            yield group
+        if done:
+            return

@@ -34,9 +34,15 @@ class Implementation:
             raise ValueError(f"unknown implementation {name!r}; choose from {', '.join(IMPLS)}")
         self.name = name
         self.errata = errata
+        self._routes: dict[str, Route] = {}
 
     def route(self, op: Op) -> Route:
         """Which code answers `op`, with the reason for any fallback."""
+        if op.name not in self._routes:
+            self._routes[op.name] = self._route(op)
+        return self._routes[op.name]
+
+    def _route(self, op: Op) -> Route:
         if self.name == "reference":
             return Route("reference") if op.name in REGISTRY.references else Route(
                 "missing", "no reference implementation")
@@ -76,6 +82,24 @@ class Implementation:
         args = decode_args(op, json_args)
         return op.result.encode(self.run_batch(op, [args])[0])
 
+    def call_many(self, name: str, json_args: list) -> list:
+        """Answers to consecutive requests for one op: each a wire result or the `SpecError`
+        (or other exception) that `call` raises on it alone. Where a kernel answers the op,
+        the requests its schema accepts run as one batch; if that batch raises, each is
+        answered alone, so every error is exactly `call`'s."""
+        op = REGISTRY.ops.get(name)
+        if len(json_args) == 1 or op is None or self.route(op).how != "kernel":
+            return [_outcome(self.call, name, a) for a in json_args]
+        out: list = [_outcome(check_args, op, a) for a in json_args]
+        valid = [i for i, o in enumerate(out) if o is None]
+        try:
+            results = wire_fast_path(self, op, [json_args[i] for i in valid])
+        except Exception:  # answered one by one below, each with call's own error
+            results = [_outcome(self.call, name, json_args[i]) for i in valid]
+        for i, r in zip(valid, results, strict=True):
+            out[i] = r
+        return out
+
     def run_batch(self, op: Op, items: list[dict]) -> list[dict]:
         """Results (Python values) for a batch of decoded, checked args."""
         route = self.route(op)
@@ -98,6 +122,14 @@ class Implementation:
         if self.route(op).how == "kernel":
             return wire_fast_path(self, op, json_items)
         return [op.result.encode(r) for r in self.run_batch(op, decode_batch(op, json_items))]
+
+
+def _outcome(fn: Any, *args: Any) -> Any:
+    """fn(*args), or the exception it raised."""
+    try:
+        return fn(*args)
+    except Exception as e:  # the caller answers it as call would have
+        return e
 
 
 def wire_fast_path(impl: Implementation, op: Op, json_items: list) -> list:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterator
+from functools import cache
 from typing import Any
 
 import pytest
@@ -19,7 +20,7 @@ from crucible_spec.conformance import contract, vectors
 from crucible_spec.conformance.serve import answer
 from crucible_spec.engine import Implementation
 from crucible_spec.spec.errors import SpecError
-from crucible_spec.spec.json_schema import arg_schema, result_errors
+from crucible_spec.spec.json_schema import _acceptor, arg_schema, result_errors
 from crucible_spec.spec.registry import REGISTRY
 
 OPS = sorted(REGISTRY.ops)
@@ -166,3 +167,23 @@ def test_a_wrong_json_type_anywhere_is_a_client_error_naming_the_field(name):
         named = error["message"].split(":", 1)[0]
         assert path.startswith(named) and len(named) >= len(_parent(path)), (path, error)
     assert sent or not REGISTRY.ops[name].args.fields, f"{name}: no wrong type was sent"
+
+
+@pytest.mark.parametrize("name", OPS)
+def test_the_compiled_acceptor_agrees_with_jsonschema(name):
+    """check_args answers at once when the compiled validator accepts: on every example, every
+    wrong-type mutation and every vector case's args it must give jsonschema's verdict."""
+    op = REGISTRY.ops[name]
+    python, compiled = Draft202012Validator(arg_schema(op)), _acceptor(name)
+    cases = [c.args for c in _vector_cases()[name]]
+    inputs = [*examples(name), *(args for _, args in mutations(name)), *cases]
+    verdicts = {json.dumps(a): (python.is_valid(a), compiled.is_valid(a)) for a in inputs}
+    differ = [a for a, (p, c) in verdicts.items() if p != c]
+    assert not differ, differ[:3]
+    assert any(p for p, _ in verdicts.values())
+    assert not all(p for p, _ in verdicts.values()) or not op.args.fields
+
+
+@cache
+def _vector_cases() -> dict:
+    return vectors.load(vectors.VECTORS_DIR, "crucible")

@@ -142,3 +142,31 @@ def test_a_line_over_the_limit_is_a_bad_request_and_the_next_one_is_answered():
     assert "longer than 1000 bytes" in responses[0]["error"]["message"]
     _, proc = serve("reference", [], "--max-line-bytes", "0")
     assert proc.returncode == 2
+
+
+BATCHED_OPS = ("hash.fmix64", "hash.wymix", "kernel.mm", "kernel.softmax", "philox.block")
+
+
+def test_requests_answered_together_get_the_answers_they_get_alone():
+    """Lines that arrive together are answered in one call per run of one op: mixed with bad
+    lines and other ops, every response (errors in mid-run included) is the vector's expected
+    answer, and the same as each line's answer when it is sent on its own."""
+    from crucible_spec.conformance import vectors
+    from crucible_spec.conformance.serve import answer_all
+    from crucible_spec.engine import Implementation
+
+    by_op = vectors.load(vectors.VECTORS_DIR, "crucible")
+    lines, expected = [], []
+    for name in BATCHED_OPS:
+        for case in by_op[name]:
+            lines.append(json.dumps({"id": len(lines), "op": name, "args": case.args}))
+            expected.append(case.error or case.result)
+        lines.append("not json")
+        expected.append("bad_request")
+    assert any(isinstance(e, str) for e in expected[:-1]), "no error case inside a run"
+    together = answer_all(lines, Implementation("numba"), "crucible")
+    assert [r["result"] if r["ok"] else r["error"]["code"] for r in together] == expected
+    piped, proc = serve("numba", lines)
+    assert proc.returncode == 0, proc.stderr
+    assert piped == together
+    assert [serve("numba", [line])[0][0] for line in lines[:3]] == together[:3]
