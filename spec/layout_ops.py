@@ -84,8 +84,12 @@ def scalar_from_wire(ctype: Prim | Pad, obj: Any, path: str) -> Any:
         if isinstance(obj, bool) or (type(obj) is int and obj in (0, 1)):
             return bool(obj)
         raise InvalidInput(f"{path}: expected a boolean")
-    return _wire_call(_int_type(8 * ctype.size, ctype.signed and ctype.wire != "hex").decode,
-                      obj, path)
+    return _wire_call(int_type(ctype).decode, obj, path)
+
+
+def int_type(ctype: Prim) -> Int:
+    """The wire integer type an integer scalar is decoded as."""
+    return _int_type(8 * ctype.size, ctype.signed and ctype.wire != "hex")
 
 
 @cache

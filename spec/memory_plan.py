@@ -247,11 +247,11 @@ def plan_slots(slots: object) -> list[PlanSlot]:
     out = []
     for i, s in enumerate(slots):
         path = f"args.slots[{i}]"
-        if not isinstance(s, dict) or set(s) - set(_SLOT_FIELDS) or \
+        if not isinstance(s, dict) or set(s) - set(SLOT_FIELDS) or \
                 not {"nbytes", "birth_op", "death_op"} <= set(s):
             raise InvalidInput(f"{path}: expected {{nbytes, birth_op, death_op, is_external, "
                                f"device_type, device_idx}}")
-        values = {k: scalar_from_wire(t, s[k], f"{path}.{k}") for k, t in _SLOT_FIELDS.items()
+        values = {k: scalar_from_wire(t, s[k], f"{path}.{k}") for k, t in SLOT_FIELDS.items()
                   if k in s}
         slot = PlanSlot(**values)
         if not slot.is_external and not slot.birth_op <= slot.death_op <= MAX_DEATH:
@@ -261,7 +261,7 @@ def plan_slots(slots: object) -> list[PlanSlot]:
     return out
 
 
-_SLOT_FIELDS = {"nbytes": u64, "birth_op": id32, "death_op": id32, "is_external": bool_,
+SLOT_FIELDS = {"nbytes": u64, "birth_op": id32, "death_op": id32, "is_external": bool_,
                 "device_type": i8, "device_idx": i8}
 
 
@@ -303,8 +303,8 @@ def slot_sets(draw, max_slots: int = 40, max_op: int = 30) -> dict:
 
 
 SLOTS = js.array(js.obj(
-    {k: wire_schema(_SLOT_FIELDS[k]) for k in ("nbytes", "birth_op", "death_op")},
-    {k: wire_schema(_SLOT_FIELDS[k]) for k in ("is_external", "device_type", "device_idx")}))
+    {k: wire_schema(SLOT_FIELDS[k]) for k in ("nbytes", "birth_op", "death_op")},
+    {k: wire_schema(SLOT_FIELDS[k]) for k in ("is_external", "device_type", "device_idx")}))
 """What `plan_slots` accepts (the lifetime rule is its own)."""
 _SLOTS = Field(Json("[{nbytes, birth_op, death_op, is_external}]", SLOTS), "slots in index order")
 _SEQUENTIAL = "the sweep is sequential: each op's placements depend on the free list so far"

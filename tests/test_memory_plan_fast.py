@@ -11,8 +11,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from crucible_spec.fast.numba import free_tree
-from crucible_spec.fast.numba.memory_plan import plan_arrays
-from crucible_spec.spec.memory_plan import E10_1, PlanSlot, compute_memory_plan
+from crucible_spec.fast.numba.memory_plan import plan_arrays, slot_columns
+from crucible_spec.spec.errors import SpecError
+from crucible_spec.spec.memory_plan import E10_1, PlanSlot, compute_memory_plan, plan_slots
 
 ERRATA = st.sampled_from([frozenset(), frozenset({E10_1})])
 SIZES = st.integers(0, 5000) | st.sampled_from([0, 1, 255, 256, 257, 512, 1 << 20])
@@ -159,3 +160,50 @@ def test_the_tree_follows_a_sorted_merged_list(steps):
                 assert got == want
                 free_now -= {want // 256 + k for k in range(size)}
         assert _tree_blocks(link, val, state) == model.blocks
+
+
+WIRE_VALUES = st.one_of(st.integers(-2, 1 << 33), st.sampled_from(
+    [True, False, 0, 1, (1 << 64) - 1, 1 << 64, 0xFFFFFFFD, 0xFFFFFFFE, "0x10", "0X1f", "0x",
+     "12", None, 1.0, [], {}]))
+SLOT_KEYS = ("nbytes", "birth_op", "death_op", "is_external", "device_type", "device_idx", "x")
+
+
+@st.composite
+def wire_slots(draw) -> list:
+    """Slot lists as a client might send them: mostly valid, some fields missing, extra,
+    out of range, of the wrong type, hex, or a lifetime the other way round."""
+    base = draw(lifetimes(max_slots=8))
+    out = [{"nbytes": s.nbytes, "birth_op": s.birth_op, "death_op": s.death_op,
+            "is_external": s.is_external} for s in base]
+    for _ in range(draw(st.integers(0, 2))):
+        if out:
+            slot = out[draw(st.integers(0, len(out) - 1))]
+            key = draw(st.sampled_from(SLOT_KEYS))
+            if draw(st.booleans()):
+                slot.pop(key, None)
+            else:
+                slot[key] = draw(WIRE_VALUES)
+    return out
+
+
+@settings(max_examples=400, deadline=None)
+@given(wire_slots())
+def test_columnar_slot_decoding_accepts_only_what_plan_slots_accepts(slots):
+    """slot_columns (the fast path of a wire request) either declines or gives exactly the
+    arrays of the slots `plan_slots` decodes."""
+    columns = slot_columns(slots)
+    try:
+        parsed = plan_slots(slots)
+    except SpecError:
+        assert columns is None
+        return
+    if columns is not None:
+        assert [c.tolist() for c in columns] == [a.tolist() for a in _arrays(parsed)]
+        assert [c.dtype for c in columns] == [a.dtype for a in _arrays(parsed)]
+
+
+def test_a_plain_slot_list_takes_the_columnar_path():
+    slots = [{"nbytes": 300, "birth_op": 0, "death_op": 2, "is_external": False},
+             {"nbytes": "0x100", "birth_op": 1, "death_op": 1}]
+    assert [c.tolist() for c in slot_columns(slots)] == [[300, 256], [0, 1], [2, 1],
+                                                          [False, False]]

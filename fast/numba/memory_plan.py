@@ -11,8 +11,17 @@ import numpy as np
 from numba import njit
 
 from ...spec.errata import NO_ERRATA
-from ...spec.memory_plan import DIRECT_REUSE_WINDOW, E10_1, FREE_LIST_CAP, plan_slots
+from ...spec.layout_ops import int_type
+from ...spec.memory_plan import (
+    DIRECT_REUSE_WINDOW,
+    E10_1,
+    FREE_LIST_CAP,
+    MAX_DEATH,
+    SLOT_FIELDS,
+    plan_slots,
+)
 from ...spec.registry import kernel
+from ...spec.wire_columns import fast_column
 from . import free_tree
 
 W = DIRECT_REUSE_WINDOW
@@ -221,11 +230,48 @@ def plan_arrays(nbytes, birth, death, external, errata=NO_ERRATA):
 
 
 def slot_arrays(slots) -> list[np.ndarray]:
-    """nbytes, birth, death and is_external of wire slots, as arrays."""
+    """nbytes, birth, death and is_external of wire slots, as arrays: a column at a time where
+    `slot_columns` accepts them, else through `plan_slots` (whose errors are the answer)."""
+    columns = slot_columns(slots)
+    if columns is not None:
+        return columns
     parsed = plan_slots(slots)
     return [np.array([getattr(s, f) for s in parsed], dtype=t) for f, t in
             (("nbytes", np.uint64), ("birth_op", np.int64), ("death_op", np.int64),
              ("is_external", np.bool_))]
+
+
+def slot_columns(slots) -> list[np.ndarray] | None:
+    """The arrays of `slot_arrays`, or None unless every slot is an object of known fields,
+    the required ones present, the values of each field accepted by the sound vectorised check
+    of `fast_column` (booleans as JSON booleans), and every internal slot's lifetime valid."""
+    if not isinstance(slots, list) or not slots or set(map(type, slots)) != {dict}:
+        return None
+    keys = set(map(frozenset, slots))
+    if not all(_REQUIRED <= k <= SLOT_FIELDS.keys() for k in keys):
+        return None
+    columns = {}
+    for name, ctype in SLOT_FIELDS.items():
+        values = [s[name] for s in slots if name in s]
+        if not values:
+            continue
+        if ctype.wire == "bool":
+            if set(map(type, values)) != {bool}:
+                return None
+            column = np.array([s.get(name, False) for s in slots], dtype=np.bool_)
+        else:
+            column = fast_column(int_type(ctype), values)
+        if column is None:
+            return None
+        columns[name] = column
+    external = columns.get("is_external", np.zeros(len(slots), dtype=np.bool_))
+    birth, death = (columns[n].astype(np.int64) for n in ("birth_op", "death_op"))
+    if np.any(~external & ((birth > death) | (death > MAX_DEATH))):
+        return None
+    return [columns["nbytes"].astype(np.uint64), birth, death, external]
+
+
+_REQUIRED = frozenset({"nbytes", "birth_op", "death_op"})
 
 
 def plan_one(slots, errata=NO_ERRATA) -> dict:
