@@ -20,6 +20,7 @@ from typing import IO, Any
 
 from .. import SPEC_VERSION
 from ..engine import Implementation
+from ..gc_pause import gc_paused
 from ..spec.errors import BAD_REQUEST, INTERNAL, INVALID_INPUT, SpecError
 from .deep_json import MAX_DEPTH, cut_too_deep
 
@@ -186,7 +187,8 @@ def serve(impl: Implementation, profile: str, stdin: IO[bytes], stdout: IO[str],
             if line:
                 responses.append(len(texts))
                 texts.append(line)
-        answered = iter(answer_all(texts, impl, profile))
+        with gc_paused():  # a long request is millions of acyclic dicts and lists
+            answered = iter(answer_all(texts, impl, profile))
         out = [next(answered) if isinstance(r, int) else r for r in responses]
         if out:
             stdout.write("".join(_ENCODER.encode(r) + "\n" for r in out))

@@ -18,17 +18,15 @@ detector finds every iteration. Output is a pure function of (num_ops, shape, se
 
 from __future__ import annotations
 
-import gc
 import math
 import struct
-from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from itertools import pairwise
 
 import numpy as np
 
+from .gc_pause import gc_paused
 from .spec.crtrace import LoadedTrace, meta_starts_of
 from .spec.tensor_meta import MAX_DIMS
 from .spec.trace_ring import MAX_SCALARS
@@ -497,19 +495,6 @@ def adamw(tp: Tape, p: Tensor, g: Tensor, lr: float = 3e-4, wd: float = 0.1) -> 
 
 
 MODELS = {"mlp": mlp, "transformer": transformer}
-
-
-@contextmanager
-def gc_paused() -> Iterator[None]:
-    """The cyclic garbage collector paused while millions of acyclic dicts and lists are made
-    (it would scan them all again and again), then restored as it was."""
-    was = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was:
-            gc.enable()
 
 
 @lru_cache(maxsize=8)

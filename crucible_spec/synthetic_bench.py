@@ -7,11 +7,12 @@ from dataclasses import asdict
 
 import numpy as np
 
+from .gc_pause import gc_paused
 from .spec.ckernel import CKernelId
 from .spec.crtrace import LoadedTrace
 from .spec.trace_ring import MAX_SCALARS
 from .spec.vessel import schema_hash
-from .synthetic import gc_paused, schema_stream, synthetic_trace
+from .synthetic import schema_stream, synthetic_trace
 
 SHAPE = "transformer"
 KERNELS = (("aten::mm", CKernelId.GEMM_MM), ("aten::addmm", CKernelId.GEMM_ADDMM),

@@ -27,7 +27,7 @@ from .strategies import st
 from .tensor_meta import MAX_DIMS, TENSOR_META
 from .tensor_slot import TENSOR_SLOT
 
-_OP_KEYS = {"schema_hash", "shape_hash", "inputs", "outputs", "scalars", "op_flags",
+OP_KEYS = {"schema_hash", "shape_hash", "inputs", "outputs", "scalars", "op_flags",
             "grad_enabled", "scope_hash", "callsite_hash"}
 MAX_TENSORS = 0xFFFF
 """The spec's own bound on a `trace.build` request's inputs plus outputs per op (a u16 count in
@@ -35,8 +35,8 @@ the ring entry)."""
 
 
 def recorded_from_wire(obj: Any, path: str) -> RecordedOp:
-    if not isinstance(obj, dict) or set(obj) - _OP_KEYS:
-        extra = sorted(set(obj) - _OP_KEYS) if isinstance(obj, dict) else []
+    if not isinstance(obj, dict) or set(obj) - OP_KEYS:
+        extra = sorted(set(obj) - OP_KEYS) if isinstance(obj, dict) else []
         raise InvalidInput(f"{path}: " + (f"no field {extra[0]!r}" if extra else
                                           "expected an op object"))
 

@@ -15,11 +15,12 @@ from ...spec.content_hash import E8_3
 from ...spec.hashing import KDIMMIX
 from ...spec.memory_plan import Plan
 from ...spec.registry import kernel
-from ...spec.trace_build_ops import graph_to_wire, kernels_from_wire, recorded_ops
+from ...spec.trace_build_ops import graph_to_wire, kernels_from_wire
 from ...spec.trace_entry import TraceOp
 from ...spec.types import NONE32
 from .. import bits
 from ..trace_arrays import TraceArrays, arrays_of, ops_of
+from ..wire_structs import decoded_ops
 from .memory_plan import plan_arrays
 
 DIMMIX = np.array(KDIMMIX, dtype=np.uint64)
@@ -202,7 +203,7 @@ def prepare_build(ops, kernels, errata=frozenset()) -> list[tuple]:
     arrays, its CKernel table, the profile and the E6.5 cap."""
     out = []
     for wire_ops, wire_kernels in zip(ops, kernels, strict=True):
-        recorded = recorded_ops(wire_ops)
+        recorded = decoded_ops(wire_ops)
         out.append((recorded, kernels_from_wire(wire_kernels), arrays_of(recorded), errata,
                     slot_cap(recorded) if E6_5 in errata else -1))
     return out

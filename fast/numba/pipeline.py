@@ -14,8 +14,8 @@ from ...spec.memory_plan import E10_1
 from ...spec.pipeline import Window, iteration_windows
 from ...spec.pipeline_ops import region_summary
 from ...spec.registry import kernel
-from ...spec.trace_build_ops import recorded_ops
 from ..trace_arrays import TraceArrays, arrays_of
+from ..wire_structs import decoded_ops
 from .build_trace import DIMMIX, Built
 from .free_tree import new_tree
 from .iteration_detector import boundaries_of
@@ -113,7 +113,7 @@ def region_wire(r: FastRegion) -> dict:
 def pipeline_batch(ops, kernels, errata: frozenset[str] = frozenset()):
     rows = []
     for wire_ops in ops:
-        run = run_arrays(arrays_of(recorded_ops(wire_ops)), errata)
+        run = run_arrays(arrays_of(decoded_ops(wire_ops)), errata)
         rows.append({"boundaries": run.boundaries,
                      "regions": [region_wire(r) for r in run.regions],
                      "retained": run.retained})
