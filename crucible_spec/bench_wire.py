@@ -57,10 +57,16 @@ def parse_cmd(text: str) -> WireImpl:
     return WireImpl(name or argv[0].rsplit("/", 1)[-1], argv)
 
 
+BENCH_MAX_LINE = 1 << 30
+"""serve's line limit in the bench: a 100k-op trace.build request is over 100 MB, past the
+default 64 MiB."""
+
+
 def serve_impl(backend: str) -> WireImpl:
     """`crucible-spec serve --impl backend`, run by this Python."""
     return WireImpl(f"serve {backend}",
-                    (sys.executable, "-m", "crucible_spec", "serve", "--impl", backend))
+                    (sys.executable, "-m", "crucible_spec", "serve", "--impl", backend,
+                     "--max-line-bytes", str(BENCH_MAX_LINE)))
 
 
 def request_lines(op: Op, items: list[dict]) -> list[bytes]:

@@ -18,8 +18,8 @@ from crucible_spec.spec.tensor_meta import TENSOR_META
 from crucible_spec.spec.trace_build_ops import recorded_ops, traces
 
 ODD = st.one_of(st.integers(-(2**64), 2**64), st.sampled_from(
-    [True, False, None, 1.5, 9, 255, -129, "0x", "0x1f", "0XFF", "0x" + "f" * 17, "12", [], [1, 2], {},
-     list(range(9)), [0] * 8, [True], ["0x1"]]))
+    [True, False, None, 1.5, 9, 255, -129, "0x", "0x1f", "0XFF", "0x" + "f" * 17, "12", [],
+     [1, 2], {}, list(range(9)), [0] * 8, [True], ["0x1"]]))
 KEYS = ("schema_hash", "shape_hash", "scope_hash", "callsite_hash", "op_flags", "grad_enabled",
         "inputs", "outputs", "scalars", "bogus")
 META_KEYS = (*(p.name for p in TENSOR_META.all_placed()), "bogus")
