@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from crucible_spec.fast.numba import free_tree
-from crucible_spec.fast.numba.memory_plan import plan_arrays, slot_columns
+from crucible_spec.fast.numba.memory_plan import _stable_order, plan_arrays, slot_columns
 from crucible_spec.spec.errors import SpecError
 from crucible_spec.spec.memory_plan import E10_1, PlanSlot, compute_memory_plan, plan_slots
 
@@ -207,3 +207,14 @@ def test_a_plain_slot_list_takes_the_columnar_path():
              {"nbytes": "0x100", "birth_op": 1, "death_op": 1}]
     assert [c.tolist() for c in slot_columns(slots)] == [[300, 256], [0, 1], [2, 1],
                                                           [False, False]]
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.integers(0, 40) | st.integers(0, 2**32), min_size=1, max_size=300),
+       st.data())
+def test_the_counting_sort_orders_as_a_stable_mergesort(keys, data):
+    key = np.array(keys, dtype=np.int64)
+    idx = np.array(sorted(data.draw(st.sets(st.integers(0, key.size - 1), min_size=1))),
+                   dtype=np.int64)
+    assert _stable_order(key, idx).tolist() == idx[np.argsort(key[idx], kind="mergesort")
+                                                   ].tolist()

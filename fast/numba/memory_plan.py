@@ -161,13 +161,34 @@ def _fit(free_off, free_size, count, tree, size, pool, seed):
 
 
 @njit(cache=True)
+def _stable_order(key, idx):
+    """idx stably sorted by key[idx] (as a mergesort): a counting sort when the keys span at
+    most a few times as many values as there are slots, so the cost per slot stays flat."""
+    lo, hi = key[idx[0]], key[idx[0]]
+    for k in idx:
+        lo, hi = min(lo, key[k]), max(hi, key[k])
+    if hi - lo > 4 * idx.size + 1024:
+        return idx[np.argsort(key[idx], kind="mergesort")]
+    start = np.zeros(hi - lo + 2, dtype=np.int64)
+    for k in idx:
+        start[key[k] - lo + 1] += 1
+    for v in range(1, start.size):
+        start[v] += start[v - 1]
+    out = np.empty_like(idx)
+    for k in idx:
+        out[start[key[k] - lo]] = k
+        start[key[k] - lo] += 1
+    return out
+
+
+@njit(cache=True)
 def plan_into(nbytes, birth, death, internal, offsets, seed, tree):
     """Offsets of every internal slot (externals untouched); returns the pool size."""
     idx = np.nonzero(internal)[0]
     if idx.size == 0:
         return np.uint64(0)
-    by_birth = idx[np.argsort(birth[idx], kind="mergesort")]
-    by_free = idx[np.argsort(death[idx] + 1, kind="mergesort")]
+    by_birth = _stable_order(birth, idx)
+    by_free = _stable_order(death, idx)
     cap = FREE_LIST_CAP if seed else SHORT_LIST
     free_off = np.zeros(cap, dtype=np.uint64)
     free_size = np.zeros(cap, dtype=np.uint64)
