@@ -189,6 +189,7 @@ def plan_into(nbytes, birth, death, internal, offsets, seed, tree):
         return np.uint64(0)
     by_birth = _stable_order(birth, idx)
     by_free = _stable_order(death, idx)
+    born, freed = birth[by_birth], death[by_free] + 1  # in sweep order: read in sequence
     cap = FREE_LIST_CAP if seed else SHORT_LIST
     free_off = np.zeros(cap, dtype=np.uint64)
     free_size = np.zeros(cap, dtype=np.uint64)
@@ -200,13 +201,12 @@ def plan_into(nbytes, birth, death, internal, offsets, seed, tree):
     n = idx.size
     while i < n or j < n:
         step += 1
-        op = min(birth[by_birth[i]] if i < n else np.int64(2**62),
-                 death[by_free[j]] + 1 if j < n else np.int64(2**62))
+        op = min(born[i] if i < n else np.int64(2**62), freed[j] if j < n else np.int64(2**62))
         b0 = i
-        while i < n and birth[by_birth[i]] == op:
+        while i < n and born[i] == op:
             i += 1
         d0 = j
-        while j < n and death[by_free[j]] + 1 == op:
+        while j < n and freed[j] == op:
             j += 1
         if i > b0 and j > d0:  # a. direct reuse among the first 64 on each side
             for bk in range(b0, min(i, b0 + W)):
