@@ -22,6 +22,7 @@ from .. import SPEC_VERSION
 from ..engine import Implementation
 from ..gc_pause import gc_paused
 from ..spec.errors import BAD_REQUEST, INTERNAL, INVALID_INPUT, SpecError
+from ..spec.registry import REGISTRY
 from .deep_json import MAX_DEPTH, cut_too_deep
 
 
@@ -107,19 +108,33 @@ def answer(line: str, impl: Implementation, profile: str) -> dict:
 
 
 def answer_all(lines: list[str], impl: Implementation, profile: str) -> list[dict]:
-    """The responses to request lines that arrived together, in order. Consecutive requests
-    for one op are answered by one `call_many`, which gives each the answer it would get
-    alone."""
-    out = [read_request(line) for line in lines]
+    """The responses to request lines that arrived together, in order."""
+    return [r for chunk in answer_chunks(lines, impl, profile) for r in chunk]
+
+
+def answer_chunks(lines: list[str], impl: Implementation, profile: str
+                  ) -> Iterator[list[dict]]:
+    """The responses to request lines that arrived together, in order, in chunks to write as
+    soon as each is ready: a run of consecutive requests for one op that a kernel answers is
+    one `call_many` (each request gets the answer it would get alone) and one chunk; any other
+    request is a chunk of its own, so a slow op's answers are not held back."""
+    reqs = [read_request(line) for line in lines]
     i = 0
-    while i < len(out):
+    while i < len(reqs):
         j = i + 1
-        if isinstance(out[i], Request):
-            while j < len(out) and isinstance(out[j], Request) and out[j].op == out[i].op:
+        if isinstance(reqs[i], Request) and _batched(reqs[i].op, impl):
+            while j < len(reqs) and isinstance(reqs[j], Request) and reqs[j].op == reqs[i].op:
                 j += 1
-            out[i:j] = _respond(out[i:j], impl, profile)
+            yield _respond(reqs[i:j], impl, profile)
+        else:
+            yield _respond(reqs[i:j], impl, profile) if isinstance(reqs[i], Request) \
+                else [reqs[i]]
         i = j
-    return out
+
+
+def _batched(op: str, impl: Implementation) -> bool:
+    known = REGISTRY.ops.get(op)
+    return known is not None and impl.route(known).how == "kernel"
 
 
 def _respond(reqs: list[Request], impl: Implementation, profile: str) -> list[dict]:
@@ -169,8 +184,9 @@ def lines(stdin: IO[bytes], max_bytes: int) -> Iterator[bytes | None]:
 def serve(impl: Implementation, profile: str, stdin: IO[bytes], stdout: IO[str],
           max_line_bytes: int = MAX_LINE_BYTES) -> int:
     """Answer every line of `stdin` until EOF; return the exit status (0). The lines already
-    waiting when one is answered are answered together and flushed once: a client that waits
-    for each answer still gets it at once, and a pipelined one is not paid a flush a line."""
+    waiting when one is answered are answered together: a run of them for one op that a kernel
+    answers is one batch, written and flushed at once, and every other answer is flushed as
+    soon as it is ready. A client that waits for each answer still gets it at once."""
     sys.set_int_max_str_digits(MAX_INT_DIGITS)
     for group in arrived(lines(stdin, max_line_bytes)):
         responses, texts = [], []
@@ -187,12 +203,17 @@ def serve(impl: Implementation, profile: str, stdin: IO[bytes], stdout: IO[str],
             if line:
                 responses.append(len(texts))
                 texts.append(line)
-        with gc_paused():  # a long request is millions of acyclic dicts and lists
-            answered = iter(answer_all(texts, impl, profile))
-        out = [next(answered) if isinstance(r, int) else r for r in responses]
-        if out:
-            stdout.write("".join(_ENCODER.encode(r) + "\n" for r in out))
-            stdout.flush()
+        answered = answer_chunks(texts, impl, profile)
+        chunk: list = []
+        for r in responses:
+            if isinstance(r, int):
+                if not chunk:
+                    with gc_paused():  # a long request is millions of acyclic dicts and lists
+                        chunk = next(answered)[::-1]
+                r = chunk.pop()
+            stdout.write(_ENCODER.encode(r) + "\n")
+            if not chunk:
+                stdout.flush()
     return 0
 
 

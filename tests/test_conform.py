@@ -37,17 +37,12 @@ def fake(tmp_path: Path, body: str) -> list[str]:
     return [sys.executable, str(script)]
 
 
-LOADED = ("--timeout", "60")
-"""A case of cost.synthesize (a z3 optimisation) takes 1.5 s on a quiet machine and over 10 s,
-the default limit, beside the proofs the other test worker runs."""
-
-
 @pytest.mark.parametrize("impl", IMPLS)
 @pytest.mark.slow
 def test_our_own_implementations_pass_the_whole_suite(impl, tmp_path):
     report = tmp_path / "card.json"
     code = main(["conform", "--impl", f"{sys.executable} -m crucible_spec serve --impl {impl}",
-                 "--report", str(report), *LOADED])
+                 "--report", str(report)])
     assert code == 0
     card = json.loads(report.read_text())
     jsonschema.validate(card, SCHEMA)
@@ -59,7 +54,7 @@ def test_our_own_implementations_pass_the_whole_suite(impl, tmp_path):
 @pytest.mark.slow
 def test_seed_profile_suite_passes_under_the_seed_profile():
     cmd = f"{sys.executable} -m crucible_spec serve --profile crucible@8d2680a2"
-    assert main(["conform", "--impl", cmd, "--profile", "crucible@8d2680a2", *LOADED]) == 0
+    assert main(["conform", "--impl", cmd, "--profile", "crucible@8d2680a2"]) == 0
 
 
 @pytest.mark.slow

@@ -12,6 +12,7 @@ import pytest
 
 from crucible_spec.conformance import golden
 from crucible_spec.engine import IMPLS
+from crucible_spec.spec.registry import REGISTRY
 
 
 def serve(impl: str, lines: list[str], *extra: str) -> tuple[list[dict], Any]:
@@ -170,3 +171,20 @@ def test_requests_answered_together_get_the_answers_they_get_alone():
     assert proc.returncode == 0, proc.stderr
     assert piped == together
     assert [serve("numba", [line])[0][0] for line in lines[:3]] == together[:3]
+
+
+def test_only_kernel_runs_are_held_for_one_write():
+    """A run a kernel answers is one chunk (one write and flush); a request answered from the
+    reference, such as a slow z3 synthesis, is written as soon as it is done."""
+    from crucible_spec.conformance.serve import answer_chunks
+    from crucible_spec.engine import Implementation
+
+    impl = Implementation("numba")
+    fmix = [json.dumps({"id": i, "op": "hash.fmix64", "args": {"x": hex(i)}}) for i in range(3)]
+    fallback = [json.dumps({"id": 9 + i, "op": "hlc.pack", "args": {"physical": i, "logical": 1,
+                                                                     "node_id": 2}})
+                for i in range(2)]
+    assert impl.route(REGISTRY.ops["hlc.pack"]).how == "reference"
+    chunks = list(answer_chunks([*fmix, *fallback, "nope", *fmix[:1]], impl, "crucible"))
+    assert [len(c) for c in chunks] == [3, 1, 1, 1, 1]
+    assert [r["id"] for c in chunks for r in c] == [0, 1, 2, 9, 10, None, 0]
