@@ -14,6 +14,8 @@ from __future__ import annotations
 from itertools import accumulate, chain, pairwise
 from typing import Any
 
+import numpy as np
+
 from ..spec.build_trace import RecordedOp
 from ..spec.layout import ArrayOf, CType, Prim, Struct, bool_, default_of, hash64, i64, u8
 from ..spec.layout_ops import int_type
@@ -26,12 +28,17 @@ _OP_SCALARS = {"schema_hash": hash64, "shape_hash": hash64, "scope_hash": hash64
 """The scalar fields of a recorded op; an absent one is zero (False)."""
 
 
+def scalar_column(ctype: Prim, values: list) -> np.ndarray | None:
+    """The decoded values of one scalar member as a column, or None (see the module)."""
+    if ctype.wire == "bool":
+        return np.array(values, dtype=np.bool_) if set(map(type, values)) <= {bool} else None
+    return fast_column(int_type(ctype), values)
+
+
 def member_values(ctype: CType, values: list) -> list | None:
     """The decoded values of one member given in several objects, or None (see the module)."""
     if isinstance(ctype, Prim):
-        if ctype.wire == "bool":
-            return values if set(map(type, values)) <= {bool} else None
-        column = fast_column(int_type(ctype), values)
+        column = scalar_column(ctype, values)
         return None if column is None else column.tolist()
     if isinstance(ctype, ArrayOf) and isinstance(ctype.elem, Prim) and ctype.elem.wire != "bool":
         if set(map(type, values)) - {list} or max(map(len, values), default=0) > ctype.count:

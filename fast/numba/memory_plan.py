@@ -11,7 +11,6 @@ import numpy as np
 from numba import njit
 
 from ...spec.errata import NO_ERRATA
-from ...spec.layout_ops import int_type
 from ...spec.memory_plan import (
     DIRECT_REUSE_WINDOW,
     E10_1,
@@ -21,7 +20,7 @@ from ...spec.memory_plan import (
     plan_slots,
 )
 from ...spec.registry import kernel
-from ...spec.wire_columns import fast_column
+from ..wire_structs import scalar_column
 from . import free_tree
 
 W = DIRECT_REUSE_WINDOW
@@ -265,7 +264,7 @@ def slot_arrays(slots) -> list[np.ndarray]:
 def slot_columns(slots) -> list[np.ndarray] | None:
     """The arrays of `slot_arrays`, or None unless every slot is an object of known fields,
     the required ones present, the values of each field accepted by the sound vectorised check
-    of `fast_column` (booleans as JSON booleans), and every internal slot's lifetime valid."""
+    of `scalar_column`, and every internal slot's lifetime valid."""
     if not isinstance(slots, list) or not slots or set(map(type, slots)) != {dict}:
         return None
     keys = set(map(frozenset, slots))
@@ -273,18 +272,14 @@ def slot_columns(slots) -> list[np.ndarray] | None:
         return None
     columns = {}
     for name, ctype in SLOT_FIELDS.items():
-        values = [s[name] for s in slots if name in s]
-        if not values:
+        present = np.array([name in s for s in slots], dtype=np.bool_)
+        if not present.any():
             continue
-        if ctype.wire == "bool":
-            if set(map(type, values)) != {bool}:
-                return None
-            column = np.array([s.get(name, False) for s in slots], dtype=np.bool_)
-        else:
-            column = fast_column(int_type(ctype), values)
+        column = scalar_column(ctype, [s[name] for s in slots if name in s])
         if column is None:
             return None
-        columns[name] = column
+        columns[name] = np.zeros(len(slots), dtype=column.dtype)
+        columns[name][present] = column
     external = columns.get("is_external", np.zeros(len(slots), dtype=np.bool_))
     birth, death = (columns[n].astype(np.int64) for n in ("birth_op", "death_op"))
     if np.any(~external & ((birth > death) | (death > MAX_DEATH))):
