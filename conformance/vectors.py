@@ -28,7 +28,7 @@ from .. import SPEC_VERSION
 from ..engine import Implementation
 from ..spec.errata import profile_errata, profiles, result_witnesses
 from ..spec.errors import SpecError
-from ..spec.registry import REGISTRY, Op, po_sort_key
+from ..spec.registry import REGISTRY, InvalidCase, Op, po_sort_key
 from . import golden
 
 VECTORS_DIR = Path(__file__).parent / "vectors"
@@ -132,31 +132,51 @@ def witness_args(op: Op) -> list[tuple[str, dict]]:
             if name == op.name]
 
 
-def op_cases(op: Op, profile: str, per_op: int = GENERATED_PER_OP) -> list[Case]:
-    """Every vector of `op` under `profile`, deduplicated by args (first source wins)."""
-    impl = Implementation("reference", profile_errata(profile))
-    cases = _golden_cases(impl, op, profile)
-    cases += [expected(impl, op, a, f"erratum {eid}") for eid, a in witness_args(op)]
-    cases += [expected(impl, op, a, "edge") for a in (op.edges() if op.edges else [])]
+def case_args(op: Op, per_op: int = GENERATED_PER_OP
+              ) -> Iterator[tuple[str, dict, InvalidCase | None]]:
+    """(source, wire args, the invalid family or None) of every vector of `op` but the golden
+    values, in file order: erratum witnesses, edges, invalid draws, domain draws."""
+    for eid, a in witness_args(op):
+        yield f"erratum {eid}", a, None
+    for a in op.edges() if op.edges else []:
+        yield "edge", a, None
     for inv in op.invalid:
         for a in draw(inv.args(), INVALID_PER_CASE, f"{op.name}/invalid/{inv.description}"):
-            case = expected(impl, op, a, f"invalid: {inv.description}")
-            amending = sorted(set(REGISTRY.errata_for(op.name)) & impl.errata)
-            if case.error != inv.code and not (amending and case.error is None):
-                raise AssertionError(f"{op.name}: declared invalid case answered {case}")
-            if case.error is None:
-                case = Case(a, f"invalid: {inv.description}; answered under "
-                               f"{', '.join(amending)}", case.result)
-            cases.append(case)
+            yield f"invalid: {inv.description}", a, inv
     for a in draw(op.strategy(), per_op, f"{op.name}/domain"):
-        cases.append(expected(impl, op, op.args.encode(a), "generated"))
-    seen, unique = set(), []
+        yield "generated", op.args.encode(a), None
+
+
+def unique(cases: list[Case]) -> list[Case]:
+    """`cases` without repeated args (the first source wins)."""
+    seen, out = set(), []
     for c in cases:
         key = json.dumps(c.args, sort_keys=True)
         if key not in seen:
             seen.add(key)
-            unique.append(c)
-    return unique
+            out.append(c)
+    return out
+
+
+def _checked_invalid(impl: Implementation, op: Op, case: Case, inv: InvalidCase) -> Case:
+    """An invalid draw's case: the declared code, or a result an erratum of the profile allows."""
+    amending = sorted(set(REGISTRY.errata_for(op.name)) & impl.errata)
+    if case.error != inv.code and not (amending and case.error is None):
+        raise AssertionError(f"{op.name}: declared invalid case answered {case}")
+    if case.error is None:
+        return Case(case.args, f"{case.source}; answered under {', '.join(amending)}",
+                    case.result)
+    return case
+
+
+def op_cases(op: Op, profile: str, per_op: int = GENERATED_PER_OP) -> list[Case]:
+    """Every vector of `op` under `profile`, deduplicated by args (first source wins)."""
+    impl = Implementation("reference", profile_errata(profile))
+    cases = _golden_cases(impl, op, profile)
+    for source, a, inv in case_args(op, per_op):
+        case = expected(impl, op, a, source)
+        cases.append(_checked_invalid(impl, op, case, inv) if inv else case)
+    return unique(cases)
 
 
 def op_path(op: Op) -> str:
@@ -183,7 +203,7 @@ def generate(root: Path, profile: str, per_op: int = GENERATED_PER_OP,
         files[op_path(op)] = {
             "op": name, "chapter": op.chapter, "count": len(cases),
             "sha256": hashlib.sha256(text).hexdigest(),
-            "provenance": dict(sorted(Counter(_family(c.source) for c in cases).items())),
+            "provenance": dict(sorted(Counter(source_family(c.source) for c in cases).items())),
         }
     if owned:
         for stale in unlisted(base, files):
@@ -205,7 +225,7 @@ def unlisted(base: Path, files: dict) -> list[Path]:
     return [p for p in sorted(base.glob("*/*.jsonl")) if str(p.relative_to(base)) not in files]
 
 
-def _family(source: str) -> str:
+def source_family(source: str) -> str:
     if source.startswith(("invalid:", "erratum ")):
         return source.split(":")[0].split(" ")[0]
     return source
@@ -226,11 +246,11 @@ def load_manifest(root: Path, profile: str) -> dict:
 def load(root: Path, profile: str) -> dict[str, list[Case]]:
     """op -> cases, for every file the manifest of `profile` lists."""
     manifest = load_manifest(root, profile)
-    return {info["op"]: [Case.from_line(x) for x in _lines((root / profile / rel).read_bytes())]
+    return {info["op"]: [Case.from_line(x) for x in case_lines((root / profile / rel).read_bytes())]
             for rel, info in sorted(manifest["files"].items())}
 
 
-def _lines(data: bytes) -> list[str]:
+def case_lines(data: bytes) -> list[str]:
     """The case lines of a file: split at newlines only (a name may hold U+2028)."""
     return [x for x in data.decode("utf-8").split("\n") if x]
 
@@ -257,7 +277,7 @@ def verify(root: Path, profile: str) -> list[str]:
         data = path.read_bytes()
         if hashlib.sha256(data).hexdigest() != info["sha256"]:
             problems.append(f"{path}: sha256 differs from the manifest")
-        lines = _lines(data)
+        lines = case_lines(data)
         if len(lines) != info["count"]:
             problems.append(f"{path}: {len(lines)} cases, the manifest says {info['count']}")
         op = REGISTRY.ops.get(info["op"])

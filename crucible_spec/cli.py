@@ -21,6 +21,7 @@ from .commands import (
     oracle,
     paper,
     prove,
+    real,
     record,
     render,
     serve,
@@ -34,8 +35,8 @@ from .commands.common import UsageError
 BUG_REPORT = ("this is a bug in crucible-spec: please report it with the command line and "
               "the output of the same command run with --debug")
 
-COMMANDS = (ops, prove, mutate, serve, conform, vectors, errata, oracle, bench, record, analyze,
-            synth, lean_coverage, fuzz, dump, paper, render, torch_diff, warm)
+COMMANDS = (ops, prove, mutate, serve, conform, vectors, real, errata, oracle, bench, record,
+            analyze, synth, lean_coverage, fuzz, dump, paper, render, torch_diff, warm)
 
 
 def build_parser() -> argparse.ArgumentParser:

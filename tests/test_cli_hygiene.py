@@ -26,6 +26,8 @@ COMMANDS: dict[str, list[str]] = {
     "conform": ["conform", "--impl", "true", "--ops", "hash.fmix64", "--xfail", F],
     "vectors generate": ["vectors", "generate", "--profile", "no-such-profile"],
     "vectors verify": ["vectors", "verify", "--dir", F],
+    "real fill": ["real", "fill", "--profile", "pyc@fdf1563", "--impl", "true", "--out", F],
+    "real check": ["real", "check", "--dir", F],
     "errata": ["errata", "--profile", "no-such-profile"],
     "oracle diff": ["oracle", "diff", "TensorMeta", F, F],
     "oracle explain": ["oracle", "explain", "hash.fmix64", F, F],
