@@ -74,7 +74,8 @@ def parse_request(line: str) -> tuple[Any, str | None]:
 
 @dataclass(frozen=True)
 class Request:
-    """A well-formed request line: its id, op and args."""
+    """A well-formed request line: its id, op and args. A line that is not one is answered
+    bad_request with its id echoed as sent, whatever its JSON type (null when it has none)."""
 
     rid: int
     op: str
@@ -91,7 +92,7 @@ def read_request(line: str) -> Request | dict:
         return _error(None, BAD_REQUEST, "a request is a JSON object")
     rid = req.get("id")
     if isinstance(rid, bool) or not isinstance(rid, int):
-        return _error(None, BAD_REQUEST, "missing or non-integer 'id'")
+        return _error(rid, BAD_REQUEST, "missing or non-integer 'id'")
     op, args = req.get("op"), req.get("args")
     if not isinstance(op, str):
         return _error(rid, BAD_REQUEST, "missing or non-string 'op'")

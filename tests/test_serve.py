@@ -57,10 +57,24 @@ def test_golden_values_and_errors_over_the_wire(impl):
         (n + 2, False, "invalid_input"),
         (n + 3, False, "bad_request"),
         (None, False, "bad_request"),
-        (None, False, "bad_request"),
+        ("seven", False, "bad_request"),
         (n + 4, True, None),
     ]
     assert tail[-1]["result"] == {"out": "0x3abf2a20650683e7"}
+
+
+@pytest.mark.parametrize("rid", ["seven", 1.5, True, [1], {"a": 1}, -0.0, ""])
+def test_an_id_of_any_other_type_is_echoed_exactly_with_bad_request(rid):
+    responses, proc = serve("reference", [json.dumps({"id": rid, "op": "hello", "args": {}})])
+    assert proc.returncode == 0
+    assert responses == [{"id": rid, "ok": False, "error": {
+        "code": "bad_request", "message": "missing or non-integer 'id'"}}]
+
+
+def test_blank_lines_are_not_requests():
+    lines = ["", "   ", json.dumps({"id": 3, "op": "hash.fmix64", "args": {"x": "0x0"}}), ""]
+    responses, proc = serve("reference", lines)
+    assert proc.returncode == 0 and [r["id"] for r in responses] == [3]
 
 
 def test_empty_input_exits_zero_and_unknown_profile_is_a_usage_error():
