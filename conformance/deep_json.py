@@ -5,7 +5,10 @@ so the rest of the request (its id, op and other args) parses as usual."""
 
 from __future__ import annotations
 
+import contextlib
 import json
+import sys
+import threading
 from dataclasses import dataclass
 
 MAX_DEPTH = 512
@@ -103,3 +106,75 @@ def cut_too_deep(text: str, limit: int = MAX_DEPTH) -> tuple[str, str] | None:
                 top.key = int(top.key) + 1
         i += 1
     return None
+
+
+def _recursion_depth() -> int:
+    """The recursion depth of the caller as the interpreter counts it (Python frames and the C
+    calls that count), measured by recursing to the limit; cached per thread and call stack."""
+    frame, stack = sys._getframe(1), []
+    while frame is not None:
+        stack.append(frame.f_code)
+        frame = frame.f_back
+    key = (threading.get_ident(), tuple(stack))
+    if key not in _DEPTHS:
+        _DEPTHS[key] = sys.getrecursionlimit() - _room()
+    return _DEPTHS[key]
+
+
+_DEPTHS: dict[tuple, int] = {}
+
+
+def _room() -> int:
+    """How many more nested calls the interpreter allows from here."""
+    n = 0
+
+    def down() -> None:
+        nonlocal n
+        n += 1
+        down()
+
+    with contextlib.suppress(RecursionError):
+        down()
+    return n
+
+
+def _decode_under(decoder: json.JSONDecoder, text: str, headroom: int) -> object:
+    """`decoder.decode(text)` with the recursion limit `headroom` levels above this call."""
+    old = sys.getrecursionlimit()
+    sys.setrecursionlimit(_recursion_depth() + headroom)
+    try:
+        return decoder.decode(text)
+    finally:
+        sys.setrecursionlimit(old)
+
+
+def _calibrate(decoder: json.JSONDecoder, limit: int) -> int:
+    """The headroom under which `limit` nested arrays decode and `limit + 1` do not."""
+    for headroom in range(limit - 16, limit + 64):
+        try:
+            _decode_under(decoder, "[" * limit + "]" * limit, headroom)
+        except RecursionError:
+            continue
+        with contextlib.suppress(RecursionError):
+            _decode_under(decoder, "[" * (limit + 1) + "]" * (limit + 1), headroom)
+            continue
+        return headroom
+    raise RuntimeError("the JSON decoder's nesting could not be bounded")
+
+
+@dataclass
+class BoundedDecoder:
+    """A JSON decoder that raises RecursionError on anything nested deeper than `limit`, exactly,
+    wherever it is called from (Python's own decoder fails somewhere near 1000, less what the
+    caller's stack holds, and a value just under that exhausts the stack of whatever reads it)."""
+
+    decoder: json.JSONDecoder
+    limit: int = MAX_DEPTH
+
+    def __post_init__(self) -> None:
+        self.headroom = _calibrate(self.decoder, self.limit)
+
+    def decode(self, text: str) -> object:
+        if text.count("[") + text.count("{") <= self.limit:  # cannot nest that deep
+            return self.decoder.decode(text)
+        return _decode_under(self.decoder, text, self.headroom)

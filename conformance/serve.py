@@ -23,7 +23,7 @@ from ..engine import Implementation
 from ..gc_pause import gc_paused
 from ..spec.errors import BAD_REQUEST, INTERNAL, INVALID_INPUT, SpecError
 from ..spec.registry import REGISTRY
-from .deep_json import MAX_DEPTH, cut_too_deep
+from .deep_json import MAX_DEPTH, BoundedDecoder, cut_too_deep
 
 
 def device_of(impl: str) -> str:
@@ -53,7 +53,7 @@ def _reject_constant(name: str) -> Any:
     raise ValueError(f"{name} is not JSON")
 
 
-_DECODER = json.JSONDecoder(parse_constant=_reject_constant)
+_DECODER = BoundedDecoder(json.JSONDecoder(parse_constant=_reject_constant))
 _ENCODER = json.JSONEncoder(separators=(",", ":"))
 
 

@@ -4,7 +4,11 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from crucible_spec.conformance.deep_json import cut_too_deep
+from crucible_spec.conformance.serve import answer
+from crucible_spec.engine import Implementation
 
 
 def test_the_first_value_at_the_limit_becomes_null_and_is_named():
@@ -31,3 +35,36 @@ def test_shallow_or_broken_text_gives_none():
 def test_a_long_path_is_elided_after_eight_segments():
     text = '{"args": {"e": ' + "[" * 20 + "]" * 20 + "}}"
     assert cut_too_deep(text, 12)[1] == "args.e[0][0][0][0][0][0]..."
+
+
+def _nested(depth: int, open_: str = "[", close: str = "]") -> str:
+    """A request whose deepest value sits `depth` arrays or objects down, counting the request."""
+    inner = depth - 2
+    value = open_ * inner + close * inner if open_ == "[" else \
+        '{"k": ' * inner + "1" + "}" * inner
+    return '{"id": 1, "op": "hash.fmix64", "args": {"x": ' + value + "}}"
+
+
+@pytest.mark.parametrize("depth", [510, 512, 513, 514, 700, 983, 984, 985, 986, 987, 1200, 5000])
+@pytest.mark.parametrize("kind", ["[", "{"])
+def test_anything_nested_past_512_is_invalid_input_naming_its_path(depth, kind):
+    """Exactly past 512 levels, wherever serve is called from (984-987 levels were once
+    `internal`, and 513-983 `bad_request`)."""
+    impl = Implementation("reference")
+    r = answer(_nested(depth, kind, "]" if kind == "[" else "}"), impl, "crucible")
+    code = r["error"]["code"]
+    assert r["id"] == 1
+    if depth <= 512:
+        assert code == "bad_request", r
+    else:
+        assert code == "invalid_input" and "nested deeper than 512 levels" in \
+            r["error"]["message"] and r["error"]["message"].startswith("args.x"), r
+
+
+def test_deep_values_are_bounded_from_any_call_depth():
+    def down(n: int) -> dict:
+        return down(n - 1) if n else answer(_nested(513), Implementation("reference"),
+                                            "crucible")
+
+    for frames in (0, 50, 300):
+        assert down(frames)["error"]["code"] == "invalid_input"
