@@ -74,10 +74,10 @@ def parse_request(line: str) -> tuple[Any, str | None]:
 
 @dataclass(frozen=True)
 class Request:
-    """A well-formed request line: its id, op and args. A line that is not one is answered
-    bad_request with its id echoed as sent, whatever its JSON type (null when it has none)."""
+    """A well-formed request line: its id (an integer or a string, as in JSON-RPC 2.0, echoed
+    exactly), op and args."""
 
-    rid: int
+    rid: int | str
     op: str
     args: dict
 
@@ -91,8 +91,9 @@ def read_request(line: str) -> Request | dict:
     if not isinstance(req, dict):
         return _error(None, BAD_REQUEST, "a request is a JSON object")
     rid = req.get("id")
-    if isinstance(rid, bool) or not isinstance(rid, int):
-        return _error(rid, BAD_REQUEST, "missing or non-integer 'id'")
+    if isinstance(rid, bool) or not isinstance(rid, int | str):
+        return _error(None, BAD_REQUEST, "missing 'id', or an id that is neither an integer "
+                                         "nor a string")
     op, args = req.get("op"), req.get("args")
     if not isinstance(op, str):
         return _error(rid, BAD_REQUEST, "missing or non-string 'op'")
@@ -145,7 +146,7 @@ def _respond(reqs: list[Request], impl: Implementation, profile: str) -> list[di
     return [_response(r.rid, o) for r, o in zip(reqs, outcomes, strict=True)]
 
 
-def _response(rid: int, outcome: Any) -> dict:
+def _response(rid: int | str, outcome: Any) -> dict:
     if isinstance(outcome, SpecError):
         return _error(rid, outcome.code, outcome.message)
     if isinstance(outcome, Exception):  # an implementation bug is reported, never kills serve
