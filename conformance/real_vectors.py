@@ -6,8 +6,9 @@ answer came from the real code through a wire adapter, never from the spec. Fill
 
 1. The cases of an op are the bundled suite's own (`vectors.case_args`: erratum witnesses,
    edges, invalid draws, then `per_op` seeded draws from the op's domain), deduplicated.
-2. Each is sent, alone, to the adapter; an `unsupported` answer leaves the case out (counted,
-   with the adapter's reason), and so does a crash or hang (counted, with the failure).
+2. Each is sent, alone, to the adapter; an `unsupported` or `resource_limit` answer leaves the
+   case out (counted, with the adapter's reason), and so does a crash or hang (counted, with
+   the failure).
 3. The answers are written in case order; the manifest records the seed's build (the adapter's
    hello: `impl`, `build`), the command, the generator and per-op counts.
 
@@ -31,7 +32,7 @@ import hypothesis
 from .. import SPEC_VERSION
 from ..engine import Implementation
 from ..spec.errata import NO_ERRATA, profile_errata
-from ..spec.errors import UNSUPPORTED, SpecError
+from ..spec.errors import RESOURCE_LIMIT, UNSUPPORTED, SpecError
 from ..spec.registry import REGISTRY, Op
 from . import golden
 from .client import OK, Client
@@ -80,8 +81,9 @@ def ask(client: Client, op: Op, case: Case, rid: int) -> tuple[str, Case | str]:
         return OK, Case(case.args, case.source, result=resp["result"])
     error = resp.get("error") if isinstance(resp.get("error"), dict) else {}
     code = error.get("code")
-    if code == UNSUPPORTED:
-        return UNSUPPORTED, str(error.get("message", ""))[:200]
+    if code in (UNSUPPORTED, RESOURCE_LIMIT):
+        prefix = "resource_limit: " if code == RESOURCE_LIMIT else ""
+        return UNSUPPORTED, prefix + str(error.get("message", ""))[:200]
     if not isinstance(code, str):
         return "garbage", f"neither a result nor an error code: {json.dumps(resp)[:200]}"
     return OK, Case(case.args, case.source, error=code)
