@@ -97,6 +97,8 @@ def held_divergence(a: TraceFile, b: TraceFile) -> tuple[Divergence | None, list
     and every op with such a field."""
     first, ops = None, []
     for i in range(min(a.num_ops, b.num_ops)):
+        if a.op_bytes(i) == b.op_bytes(i):
+            continue
         fa, fb = a.fields(i), b.fields(i)
         n = min(len(fa), len(fb))
         d = field_divergence(i, a.op_name(i), fa[:n], fb[:n], f"ops[{i}]")
