@@ -1,9 +1,9 @@
-"""Two .crtrace files of which one or both do not load (cut short, say): the fields of the ops
-both files hold whole, compared op by op, and where each file that does not load ends.
+"""Two .crtrace files of which one does not load (cut short, say): the fields of the ops both
+files hold whole, compared op by op, and where the one that does not load ends.
 
-A file that does not load is read as far as its bytes go: its header, its complete op records,
-and the metas that are there, laid out as the header claims (the record size of the file that
-loads, else 168 bytes). Only what both files hold is compared; no pipeline runs over a part.
+That file is read as far as its bytes go: its header, its complete op records, and the metas
+that are there, laid out as its header claims with the meta record size and op names of the
+file that loads. Only what both files hold is compared; no pipeline runs over a part.
 """
 
 from __future__ import annotations
@@ -13,7 +13,6 @@ from dataclasses import dataclass
 
 from ..spec.crtrace import (
     HEADER_SIZE,
-    META_RECORD_SIZES,
     TRACE_OP_RECORD,
     Frame,
     LoadedTrace,
@@ -109,11 +108,12 @@ def held_divergence(a: TraceFile, b: TraceFile) -> tuple[Divergence | None, list
 
 
 def compare_held(a: Side, b: Side) -> TraceComparison:
-    """Two files, at least one of which does not load: the first divergence among what both
-    hold, then for each file that does not load why, and where it ends."""
+    """Two files of which exactly one loads: the first divergence among what both hold, then
+    why the other does not load, and where it ends."""
     whole = a.loaded or b.loaded
-    meta_size = whole.frame.meta_size if whole else META_RECORD_SIZES[0]
-    names = whole.trace.names if whole else {}
+    if whole is None:
+        raise ValueError("compare_held needs one file that loads")
+    meta_size, names = whole.frame.meta_size, whole.trace.names
     ta, tb = (s.loaded or held_part(s.data, meta_size, names) for s in (a, b))
     first, ops = held_divergence(ta, tb)
     first = _header_divergence(a.data, b.data) or first

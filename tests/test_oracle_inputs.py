@@ -93,10 +93,12 @@ def test_a_difference_inside_the_part_both_hold_is_named_by_op_and_field(tmp_pat
            f"records" in out
 
 
-def test_identical_cut_files_are_identical(tmp_path, capsys):
+def test_two_files_that_do_not_load_are_a_usage_error(tmp_path, capsys):
     cut = write(tmp_path, "cut.crtrace", MLP.read_bytes()[:3000])
-    code, out, _ = run(capsys, "oracle", "trace", cut, cut)
-    assert (code, out) == (0, "identical files\n")
+    code, out, err = run(capsys, "oracle", "trace", cut, cut)
+    assert code == 2 and out == "" and err.count("\n") == 1
+    assert f"{cut} is not a valid .crtrace: offset 16 (op records)" in err
+    assert "give one that loads to compare the other against" in err
 
 
 @pytest.mark.parametrize("ops,tail", [

@@ -193,6 +193,9 @@ def run_trace(args: argparse.Namespace) -> int:
         return run_graph(args, sources)
     a, b = (load_side(label, data, errata) for label, data in zip(("A", "B"), sources,
                                                                    strict=True))
+    if a.loaded is None and b.loaded is None:
+        raise UsageError(f"{args.expected} is not a valid .crtrace: {a.problem} (nor is "
+                         f"{args.got}: give one that loads to compare the other against)")
     try:
         if a.loaded is None or b.loaded is None:
             return _print_comparison(compare_held(a, b), args.json, "identical files")
