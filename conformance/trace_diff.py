@@ -192,8 +192,10 @@ def region_consequences(ra: PipelineRun, rb: PipelineRun) -> list[str]:
             changes.append(f"Merkle hash 0x{x.merkle_hash:016x} -> 0x{y.merkle_hash:016x}")
         if changes or _offsets(x) != _offsets(y):
             wa, wb = graph_to_wire(x.graph, x.plan), graph_to_wire(y.graph, y.plan)
-            findings = graph_diff(wa, wb) + plan_diff(wa, wb)
-            changes.extend(f.describe() for f in findings if f.where != "content_hash")
+            plan = plan_diff(wa, wb)
+            told = {f.where for f in plan} | {"content_hash"}  # each said once, plan's way
+            changes.extend(f.describe() for f in graph_diff(wa, wb) + plan
+                           if f in plan or f.where not in told)
         if changes:
             out.append(f"region {k}: " + "; ".join(dict.fromkeys(changes)))
     return out or ["no region, hash, slot or plan offset changes"]

@@ -138,3 +138,16 @@ def test_dag_reads_what_analyze_json_prints(tmp_path, capsys):
     code, _, err = run(capsys, "oracle", "dag", reports[0], write(tmp_path, "d.json",
                                                                    b'{"dag": {"nodes": []}}'))
     assert code == 2 and "compare a run with a run, or a DAG with a DAG" in err
+
+
+@pytest.mark.slow
+def test_each_consequence_is_said_once(tmp_path, capsys):
+    """Two MLP traces of other sizes (synth seeds 0 and 1) plan pools of other sizes: the
+    pool is named once per region, not by both the graph and the plan diff."""
+    paths = [str(tmp_path / f"s{seed}.crtrace") for seed in (0, 1)]
+    for seed, path in enumerate(paths):
+        assert main(["synth", "--ops", "200", "--seed", str(seed), "-o", path, "-q"]) == 0
+    code, out, _ = run(capsys, "oracle", "trace", *paths)
+    regions = [line for line in out.splitlines() if line.startswith("region ")]
+    assert code == 1 and regions, out
+    assert all(line.count("pool_bytes") == 1 for line in regions), regions
