@@ -18,6 +18,23 @@ from ..spec.f32_tensor import Envelope, F32Tensor
 from ..spec.registry import Op
 from ..spec.schema import Bytes, Int
 
+SHOWN_RUNS = 12
+"""Runs of indices an `index_runs` text names; the indices of later runs are counted."""
+
+
+def index_runs(indices: list[int], shown: int = SHOWN_RUNS) -> str:
+    """Ascending indices as runs ("5, 7-9, 12"): the first `shown` runs, then how many indices
+    are left out."""
+    runs: list[list[int]] = []
+    for i in indices:
+        if runs and i == runs[-1][1] + 1:
+            runs[-1][1] = i
+        else:
+            runs.append([i, i])
+    text = ", ".join(str(a) if a == b else f"{a}-{b}" for a, b in runs[:shown])
+    left = sum(b - a + 1 for a, b in runs[shown:])
+    return text + (f" and {left} more" if left else "")
+
 
 @dataclass(frozen=True)
 class Difference:

@@ -19,7 +19,7 @@ from ..spec.merkle_dag import DagDiffKind
 from ..spec.plan_validity import plan_violations
 from ..spec.schema import HASH64
 from ..spec.trace_entry import trace_op_from_wire, trace_op_to_wire
-from .diff import first_difference
+from .diff import first_difference, index_runs
 
 
 @dataclass(frozen=True)
@@ -137,6 +137,54 @@ def dag_diff(a: Any, b: Any, errata: frozenset[str] = NO_ERRATA) -> list[Finding
     if da.root is not None and db.root is not None and ma[da.root] != mb[db.root]:
         out.append(Finding("root", f"Merkle hash {HASH64.encode(ma[da.root])} -> "
                                    f"{HASH64.encode(mb[db.root])}"))
+    return out
+
+
+def run_nodes(regions: list) -> list[dict]:
+    """The region nodes of a pipeline run (spec.pipeline.Region), each given by its ops so the
+    first differing op of two regions can be named."""
+    return [{"kind": "region", "ops": [trace_op_to_wire(o) for o in r.graph.ops]}
+            for r in regions]
+
+
+def report_nodes(regions: Any) -> list[dict]:
+    """The region nodes of an `analyze --json` report, each given by its content hash and op
+    count."""
+    if not isinstance(regions, list) or not all(
+            isinstance(r, dict) and {"content_hash", "num_ops"} <= set(r) for r in regions):
+        raise InvalidInput("regions: expected analyze's regions, each with content_hash and "
+                           "num_ops")
+    return [{"kind": "region", "content_hash": r["content_hash"], "num_ops": r["num_ops"]}
+            for r in regions]
+
+
+def _own_merkle(node: dict, path: str, errata: frozenset[str]) -> int:
+    """The Merkle hash of a region node with no continuation (its content hash)."""
+    return merkle_hashes(dag_from_wire({"nodes": [node], "root": 0}, path, errata), errata)[0]
+
+
+def runs_diff(a: list[dict], b: list[dict], errata: frozenset[str] = NO_ERRATA
+              ) -> list[Finding]:
+    """Two pipeline runs' region nodes, each without continuation as the background thread
+    makes them, paired in stream order: the first pair whose Merkle hashes differ and the
+    first op that differs inside it, which other pairs differ, and the region counts."""
+    ha = [_own_merkle(n, f"expected.regions[{k}]", errata) for k, n in enumerate(a)]
+    hb = [_own_merkle(n, f"got.regions[{k}]", errata) for k, n in enumerate(b)]
+    differ = [k for k, (x, y) in enumerate(zip(ha, hb, strict=False)) if x != y]
+    out = []
+    if differ:
+        k = differ[0]
+        out.append(Finding(f"region {k}", f"Merkle hash (its content hash: no continuation) "
+                                          f"expected {HASH64.encode(ha[k])}, got "
+                                          f"{HASH64.encode(hb[k])}"))
+        op = _first_op(a[k], b[k])
+        if op is not None:
+            out.append(Finding(f"region {k}", op))
+        if len(differ) > 1:
+            out.append(Finding("regions", f"{len(differ)} of the {min(len(a), len(b))} pairs "
+                                          f"differ: {index_runs(differ)}"))
+    if len(a) != len(b):
+        out.append(Finding("regions", f"expected {len(a)}, got {len(b)}"))
     return out
 
 

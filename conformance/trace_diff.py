@@ -12,6 +12,7 @@ from ..spec.crtrace import HEADER_SIZE
 from ..spec.errata import NO_ERRATA
 from ..spec.pipeline import PipelineRun, Window, recorded_of, run_pipeline
 from ..spec.trace_build_ops import graph_to_wire
+from .diff import index_runs
 from .oracle_graphs import plan_diff
 from .oracle_graphs import trace_diff as graph_diff
 from .trace_fields import CONTEXT_FIELDS, Field, TraceFile
@@ -48,21 +49,36 @@ class Divergence:
 
 @dataclass
 class TraceComparison:
-    """The first divergence, how many ops differ in all, and the consequences (lines)."""
+    """The first divergence, every op that differs (by index, the first's included), and the
+    consequences (lines)."""
 
     first: Divergence | None
-    divergent_ops: int = 0
+    divergent: list[int] = field(default_factory=list)
     consequences: list[str] = field(default_factory=list)
+
+    @property
+    def divergent_ops(self) -> int:
+        return len(self.divergent)
+
+    def others(self) -> list[int]:
+        """The divergent ops after the first."""
+        return [i for i in self.divergent if i != self.first.op] if self.first else []
 
     def lines(self) -> list[str]:
         if self.first is None:
             return []
-        more = self.divergent_ops - (self.first.op is not None)
-        tail = [f"{more} more op{'s' * (more != 1)} differ"] if more > 0 else []
+        more = self.others()
+        tail = [f"{len(more)} more op{'s differ' if len(more) != 1 else ' differs'}: "
+                f"{'ops' if len(more) != 1 else 'op'} {index_runs(more)}"] if more else []
         return [self.first.describe(), *self.consequences, *tail]
 
+    def to_json(self) -> dict:
+        return {"first": self.first.to_json() if self.first else None,
+                "divergent_ops": self.divergent_ops, "divergent_op_indices": self.divergent,
+                "consequences": self.consequences}
 
-def _field_divergence(i: int, name: str, fa: list[Field], fb: list[Field],
+
+def field_divergence(i: int, name: str, fa: list[Field], fb: list[Field],
                       path: str) -> Divergence | None:
     """The first of op i's fields that differs between two field lists (aligned by path)."""
     for x, y in zip(fa, fb, strict=False):
@@ -113,16 +129,16 @@ def _whole_file_divergence(a: TraceFile, b: TraceFile) -> Divergence | None:
                       if len(a.data) != len(b.data) else "")
 
 
-def first_divergence(a: TraceFile, b: TraceFile) -> tuple[Divergence | None, int]:
-    """1. Walk the ops both files hold, field by field: the first that differs, and how many
-    ops differ. 2. Else an op only one file holds. 3. Else the header, names or bytes."""
-    first, count = None, 0
+def op_divergence(a: TraceFile, b: TraceFile) -> tuple[Divergence | None, list[int]]:
+    """1. Walk the ops both files hold, field by field: the first that differs, and every op
+    that differs. 2. Else the first op only one file holds, and all such ops."""
+    first, ops = None, []
     for i in range(min(a.num_ops, b.num_ops)):
         if a.op_bytes(i) == b.op_bytes(i):
             continue
-        d = _field_divergence(i, a.op_name(i), a.fields(i), b.fields(i), f"ops[{i}]")
+        d = field_divergence(i, a.op_name(i), a.fields(i), b.fields(i), f"ops[{i}]")
         if d is not None:
-            count += 1
+            ops.append(i)
             first = first or d
     if first is None and a.num_ops != b.num_ops:
         i = min(a.num_ops, b.num_ops)
@@ -130,8 +146,14 @@ def first_divergence(a: TraceFile, b: TraceFile) -> tuple[Divergence | None, int
         first = Divergence(i, only.op_name(i), f"ops[{i}]", "present" if only is a else
                            "absent", "absent" if only is a else "present", None, None,
                            note=f"A has {a.num_ops} ops, B has {b.num_ops}")
-        count = abs(a.num_ops - b.num_ops)
-    return first or _whole_file_divergence(a, b), count
+        ops = list(range(i, only.num_ops))
+    return first, ops
+
+
+def first_divergence(a: TraceFile, b: TraceFile) -> tuple[Divergence | None, list[int]]:
+    """op_divergence, else (3.) the header, names or bytes."""
+    first, ops = op_divergence(a, b)
+    return first or _whole_file_divergence(a, b), ops
 
 
 def pipeline_of(t: TraceFile, errata: frozenset[str]) -> PipelineRun:
@@ -170,8 +192,10 @@ def region_consequences(ra: PipelineRun, rb: PipelineRun) -> list[str]:
             changes.append(f"Merkle hash 0x{x.merkle_hash:016x} -> 0x{y.merkle_hash:016x}")
         if changes or _offsets(x) != _offsets(y):
             wa, wb = graph_to_wire(x.graph, x.plan), graph_to_wire(y.graph, y.plan)
-            findings = graph_diff(wa, wb) + plan_diff(wa, wb)
-            changes.extend(f.describe() for f in findings if f.where != "content_hash")
+            plan = plan_diff(wa, wb)
+            told = {f.where for f in plan} | {"content_hash"}  # each said once, plan's way
+            changes.extend(f.describe() for f in graph_diff(wa, wb) + plan
+                           if f in plan or f.where not in told)
         if changes:
             out.append(f"region {k}: " + "; ".join(dict.fromkeys(changes)))
     return out or ["no region, hash, slot or plan offset changes"]
@@ -184,12 +208,12 @@ def _offsets(r) -> tuple:
 def compare_traces(a: TraceFile, b: TraceFile,
                    errata: frozenset[str] = NO_ERRATA) -> TraceComparison:
     """The first divergence of B from A, the count of divergent ops, and the consequences."""
-    first, count = first_divergence(a, b)
+    first, ops = first_divergence(a, b)
     if first is None:
         return TraceComparison(None)
     ra, rb = pipeline_of(a, errata), pipeline_of(b, errata)
     lines = [where_is(first.op, ra)] if first.op is not None else []
-    return TraceComparison(first, count, lines + region_consequences(ra, rb))
+    return TraceComparison(first, ops, lines + region_consequences(ra, rb))
 
 
 def compare_regions(t: TraceFile, i: int, j: int,
@@ -214,13 +238,13 @@ def explain_windows(t: TraceFile, a: tuple[int, Window], b: tuple[int, Window]
     whose hashed fields (schema, inputs' shapes, dtypes, devices, scalars) differ from a's, with
     the unhashed context (shape, scope, callsite hash) that also differs."""
     (i, wi), (j, wj) = a, b
-    first, count = None, 0
+    first, ops = None, []
     for k in range(min(wi.count, wj.count)):
         x, y = wi.start + k, wj.start + k
-        d = _field_divergence(x, t.op_name(x), t.content_fields(x), t.content_fields(y),
+        d = field_divergence(x, t.op_name(x), t.content_fields(x), t.content_fields(y),
                               f"ops[{y}]")
         if d is not None:
-            count += 1
+            ops.append(y)
             where = f"op {k} of region {j}, against ops[{x}] of region {i}"
             first = first or Divergence(y, t.op_name(y), d.path, d.expected, d.got,
                                         d.offset_a, d.offset_b,
@@ -228,7 +252,7 @@ def explain_windows(t: TraceFile, a: tuple[int, Window], b: tuple[int, Window]
     if first is None and wi.count != wj.count:
         first = Divergence(None, "", f"region {j} length", str(wi.count), str(wj.count),
                            None, None, note=f"region {i} has {wi.count} ops")
-    return TraceComparison(first, count)
+    return TraceComparison(first, ops)
 
 
 def _context(t: TraceFile, x: int, y: int) -> str:

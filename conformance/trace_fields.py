@@ -82,9 +82,9 @@ class TraceFile:
         tensors = [f"inputs[{j}]" for j in range(entry["num_inputs"])] + \
                   [f"outputs[{j}]" for j in range(entry["num_outputs"])]
         for k, name in enumerate(tensors):
-            if start + k >= self.frame.num_metas:
-                break
             base = self.frame.meta_start + (start + k) * self.frame.meta_size
+            if start + k >= self.frame.num_metas or base + self.frame.meta_size > len(self.data):
+                break  # past the metas, or past the end of a file cut short (trace_prefix)
             out.extend(_field(f"{name}{leaf_name(leaf)}", self.data, base, leaf, k)
                        for leaf in META_LEAVES if leaf.offset + leaf.size <= self.frame.meta_size)
         return out

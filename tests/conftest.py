@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 
 import pytest
 from hypothesis import HealthCheck, settings
@@ -16,6 +17,17 @@ settings.register_profile("ci", deadline=None, suppress_health_check=[HealthChec
                           print_blob=True)
 settings.register_profile("dev", deadline=None, suppress_health_check=[HealthCheck.too_slow])
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "dev"))
+
+
+def pytest_collection_modifyitems(config, items) -> None:
+    """Tests marked `dot` are skipped, saying why, where Graphviz's dot is not on PATH."""
+    if shutil.which("dot") is not None:
+        return
+    skip = pytest.mark.skip(reason="needs Graphviz's dot program (Debian package graphviz), "
+                                   "which is not on PATH")
+    for item in items:
+        if item.get_closest_marker("dot") is not None:
+            item.add_marker(skip)
 
 
 @pytest.fixture(scope="session")

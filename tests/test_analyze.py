@@ -52,7 +52,7 @@ def test_analyze_text_names_hashes_pool_and_dag(mlp_file, capsys):
     assert main(["analyze", mlp_file]) == 0
     out = capsys.readouterr().out
     assert "0x54b300b4f0a5396f" in out and "768" in out
-    assert "iterations: 1 boundaries at ops 24" in out
+    assert "iterations: 1 boundary at ops 24" in out
     assert "kernel cache: 1 compiled, 0 hits" in out
     assert "pool/bound" in out and "planner quality (pool / live-bytes lower bound): worst" in out
 
@@ -107,3 +107,22 @@ def test_oracle_dag_names_the_divergent_node(tmp_path, capsys):
     out = capsys.readouterr().out
     assert out.startswith("depth 1: CONTENT_MISMATCH: expected node 2")
     assert main(["oracle", "dag", str(tmp_path / "a.json"), str(tmp_path / "a.json")]) == 0
+
+
+def test_analyze_says_how_boundaries_and_regions_relate(capsys):
+    """The bundled MLP recording repeats a 34-op iteration from op 0 (`dump`: op 0 and op 34
+    are the same aten::t). The detector takes the first K = 5 schema hashes as its signature
+    and reports a boundary at the K-th op of the third iteration (68 + 4 = 72), then of every
+    later one (106, 140); the completed iteration before it is ops 34..67."""
+    from pathlib import Path
+
+    mlp = Path(__file__).resolve().parents[1] / "examples" / "traces" / "mlp.crtrace"
+    capsys.readouterr()
+    assert main(["analyze", str(mlp), "--impl", "reference"]) == 0
+    out = capsys.readouterr().out
+    assert "iterations: 3 boundaries at ops 72, 106, 140" in out
+    assert ("region 0 (ops 34..67) is closed at op 72 = 67 + 5, and the next iteration starts "
+            "at op 68") in out
+    assert "ops 0..33 precede region 0: warm-up" in out
+    assert ("ops 136..169 (34, from the last boundary's signature on) are not a completed "
+            "iteration yet") in out

@@ -271,6 +271,7 @@ def test_the_site_opens_in_headless_chromium_without_errors(tmp_path):
     assert len(chapter) >= 3 and all(width > 0 for _, width in chapter), chapter
 
 
+@pytest.mark.dot
 def test_analyze_plot_draws_the_plan_and_dag_of_any_trace(tmp_path, capsys):
     from crucible_spec.cli import main
 
@@ -297,8 +298,9 @@ def test_analyze_plot_refuses_a_file_as_its_directory(tmp_path, capsys):
     assert target.read_text() == "keep me"
 
 
+@pytest.mark.dot
 @pytest.mark.parametrize("trace,clusters", [
-    ("mlp", {"forward", "backward"}),
+    ("mlp", {"forward", "backward", "optimizer"}),
     ("transformer", {"forward", "backward", "optimizer"}),
 ])
 def test_render_draws_the_bundled_traces(tmp_path, capsys, trace, clusters):
@@ -313,6 +315,22 @@ def test_render_draws_the_bundled_traces(tmp_path, capsys, trace, clusters):
     titles = set(re.findall(r">(forward|backward|optimizer)<", svg))
     assert titles == clusters
     assert "Backward" in svg
+
+
+@pytest.mark.dot
+def test_render_puts_sgd_updates_in_the_optimizer_block(tmp_path, capsys):
+    """The MLP's SGD steps each parameter with add_ (no optimizer-family name); the recording
+    marks those ops as the optimizer phase (op_flags 0x0a, `dump`): ops 29-32 of each 34-op
+    iteration, so ops 131..134 of the last region (ops 102..135), then the epilogue."""
+    from crucible_spec.cli import main
+
+    out = tmp_path / "mlp.svg"
+    assert main(["render", str(ROOT / "examples" / "traces" / "mlp.crtrace"), "-o",
+                 str(out)]) == 0
+    svg = out.read_text()
+    assert "Optimizer" in svg and "ops 131..134 (4): add_ x4" in svg
+    assert "Epilogue" in svg and "ops 135..135 (1): _local_scalar_dense" in svg
+    assert svg.count("add_") == 1  # no add_ left in a Backward block
 
 
 @pytest.mark.parametrize("content,message", [

@@ -121,8 +121,7 @@ def test_json_names_the_same_facts(mlp, tmp_path, capsys):
     assert report["divergent_ops"] == 1
 
 
-@pytest.mark.parametrize("content", [b"", b"CRTR", b"CRTR\x01\0\0\0\xff\xff\0\0\0\0\0\0",
-                                     bytes(range(256)) * 40])
+@pytest.mark.parametrize("content", [b"", bytes(range(256)) * 40])
 def test_an_invalid_file_exits_2_with_one_line(mlp, tmp_path, capsys, content):
     bad = tmp_path / "bad.bin"
     bad.write_bytes(content)
@@ -130,6 +129,20 @@ def test_an_invalid_file_exits_2_with_one_line(mlp, tmp_path, capsys, content):
     assert main(["oracle", "trace", str(mlp), str(bad)]) == 2
     err = capsys.readouterr().err
     assert err.startswith("crucible-spec: ") and err.count("\n") == 1, err
+
+
+@pytest.mark.parametrize("content,ends", [
+    (b"CRTR", "ends at byte 4, inside the 16-byte header"),
+    (b"CRTR\x01\0\0\0\xff\xff\0\0\0\0\0\0", "ends at byte 16, inside op record 0 of 65535"),
+])
+def test_a_trace_that_does_not_load_is_compared_as_far_as_it_goes(mlp, tmp_path, capsys,
+                                                                   content, ends):
+    bad = tmp_path / "bad.crtrace"
+    bad.write_bytes(content)
+    capsys.readouterr()
+    assert main(["oracle", "trace", str(mlp), str(bad)]) == 1
+    out = capsys.readouterr().out
+    assert "B does not load (offset " in out and ends in out, out
 
 
 def _last_region_changed(mlp: Path, tmp_path: Path) -> Path:

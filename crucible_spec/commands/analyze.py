@@ -33,17 +33,53 @@ def _quality(q: float | None) -> str:
     return "-" if q is None else f"{q:.3f}"
 
 
+def plural(n: int, word: str) -> str:
+    return word if n == 1 else ("boundaries" if word == "boundary" else word + "s")
+
+
+def boundary_notes(a) -> list[str]:
+    """How boundaries relate to regions (chapter 6 and 7): the detector reports a boundary
+    at the op that completes the K-op signature of the next iteration, so the iteration it
+    closes ends K ops before it; ops before the first region are warm-up."""
+    from ..spec.iteration_detector import K
+
+    if not a.regions:
+        return []
+    r = a.regions[0]
+    end = r.start + r.num_ops - 1
+    out = [f"  each boundary is the op that completes the {K}-op signature of the next "
+           f"iteration, so the region it closes ends {K} ops before it:",
+           f"  region {r.index} (ops {r.start}..{end}) is closed at op {r.boundary} = {end} + "
+           f"{K}, and the next iteration starts at op {end + 1}"]
+    if r.start > 0 and not any(w["start"] < r.start for w in a.skipped):
+        out.append(f"  ops 0..{r.start - 1} precede region {r.index}: warm-up, seen while the "
+                   f"detector learned and confirmed its signature")
+    return out
+
+
+def retained_note(a) -> str:
+    """The ops the current trace still holds at the end: from the last boundary's signature
+    on (K ops before it), or all ops when there is none."""
+    if not a.retained:
+        return "no op is left over"
+    first = a.num_ops - a.retained
+    return f"ops {first}..{a.num_ops - 1} ({a.retained}" + \
+        (", from the last boundary's signature on" if a.boundaries else "") + \
+        ") are not a completed iteration yet"
+
+
 def render(a) -> str:
     lines = [f"{a.file}: {a.num_ops} ops, {a.num_metas} metas, {a.num_names} names "
              f"(profile {a.profile}, {a.impl})"]
     shown = ", ".join(str(b) for b in a.boundaries[:SHOWN_BOUNDARIES])
     more = f", ... ({len(a.boundaries)} in all)" if len(a.boundaries) > SHOWN_BOUNDARIES else ""
     lengths = sorted(set(a.iteration_lengths))
-    lines.append(f"iterations: {len(a.boundaries)} boundaries" +
+    lines.append(f"iterations: {len(a.boundaries)} {plural(len(a.boundaries), 'boundary')}" +
                  (f" at ops {shown}{more}" if a.boundaries else "") +
                  (f"; iteration lengths {', '.join(map(str, lengths[:6]))}" if lengths else ""))
+    lines += boundary_notes(a)
     lines.append(f"regions: {len(a.regions)} built, {len(a.skipped)} skipped (MetaLog "
-                 f"overflow); {a.retained} ops after the last boundary are not an iteration yet")
+                 f"overflow); " + retained_note(a))
     if a.regions:
         header = ["region", "ops", "edges data/alias", "slots ext", "pool B", "lower bound B",
                   "pool/bound", "greedy B", "content = merkle"]

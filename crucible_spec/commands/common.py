@@ -71,6 +71,24 @@ def sniff(data: bytes) -> str | None:
     return MAGICS.get(data[:4])
 
 
+KIND_NAMES = {"crtrace": "a .crtrace (magic 'CRTR')", "cdag": "a CDAG node (magic 'GADC')"}
+
+
+def what_is(data: bytes) -> str:
+    """What a file holds, for an error saying why it is not what a command reads: empty, a
+    binary format named by its magic, text, or other binary data (its first bytes)."""
+    if not data:
+        return "empty"
+    kind = sniff(data)
+    if kind is not None:
+        return KIND_NAMES[kind]
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError:
+        return f"binary data (its first bytes are {data[:4].hex()})"
+    return "text" if data.strip() else "blank"
+
+
 def read_crtrace(path: str | Path) -> bytes:
     """The bytes of a user-named .crtrace, or a UsageError when it cannot be read or its
     magic is not 'CRTR'."""

@@ -5,19 +5,30 @@ from __future__ import annotations
 import argparse
 import inspect
 import json
+from typing import Any
 
 from . import oracle_cdag, oracle_replay
-from .common import UsageError, count, profile_errata, read_input, sniff
+from .common import UsageError, count, profile_errata, read_input, sniff, what_is
 
 
-def _read_json(path: str) -> dict:
+def _json_object(path: str, data: bytes, wants: str) -> dict:
+    """A JSON object from a file's bytes, or a UsageError saying what the file is instead and
+    what the command wants."""
+    kind = what_is(data)
+    if kind != "text":
+        hint = " (compare CDAG nodes with 'oracle cdag')" if sniff(data) == "cdag" else ""
+        raise UsageError(f"{path} is {kind}{hint}: {wants}")
     try:
-        value = json.loads(read_input(path))
-    except (ValueError, UnicodeDecodeError) as e:
-        raise UsageError(f"{path} is not JSON: {e}") from None
+        value = json.loads(data)
+    except ValueError as e:
+        raise UsageError(f"{path} is not JSON ({e}): {wants}") from None
     if not isinstance(value, dict):
-        raise UsageError(f"{path}: expected a JSON object")
+        raise UsageError(f"{path}: expected a JSON object: {wants}")
     return value
+
+
+def _read_json(path: str, wants: str) -> dict:
+    return _json_object(path, read_input(path), wants)
 
 
 def run_diff(args: argparse.Namespace) -> int:
@@ -52,7 +63,8 @@ def run_explain(args: argparse.Namespace) -> int:
 
     if args.op not in REGISTRY.ops:
         raise UsageError(f"no op named {args.op!r} (see 'crucible-spec ops')")
-    request, got = _read_json(args.args), _read_json(args.got)
+    request = _read_json(args.args, "ARGS.json holds the args object or a whole request")
+    got = _read_json(args.got, "GOT.json holds the result object or a whole response")
     op_args = request.get("args", request) if "op" in request else request
     ex = explain(args.op, op_args, got, profile_errata(args.profile))
     op = ex.op
@@ -71,40 +83,54 @@ def run_explain(args: argparse.Namespace) -> int:
     return 1 if ex.difference else 0
 
 
-def _trace_file(path: str, errata: frozenset[str]):
-    """A .crtrace recognised by its magic, loaded; None for any other file."""
+TRACE_INPUTS = "give a .crtrace (magic 'CRTR'), or trace.build args or a result (JSON)"
+DAG_INPUTS = ("give a .crtrace (magic 'CRTR'), what 'analyze --json' prints, or a DAG in "
+              "dag.merkle's args form ({dag: {nodes, root}})")
+
+
+def _source(path: str, wants: str) -> bytes | dict:
+    """A .crtrace's bytes (recognised by its magic) or a JSON object; anything else is a
+    UsageError saying what the file is and what `wants`."""
+    data = read_input(path)
+    return data if sniff(data) == "crtrace" else _json_object(path, data, wants)
+
+
+def _trace_file(path: str, data: bytes, errata: frozenset[str]):
+    """A .crtrace's bytes, loaded."""
     from ..conformance.trace_fields import TraceFile
     from ..spec.errors import InvalidInput
 
-    data = read_input(path)
-    if sniff(data) != "crtrace":
-        return None
     try:
         return TraceFile.read(data, errata)
     except InvalidInput as e:
         raise UsageError(f"{path} is not a valid .crtrace: {e.message}") from None
 
 
-def _graph_source(path: str, region: int, profile: str) -> dict:
+def _pipeline(path: str, data: bytes, errata: frozenset[str]):
+    """The reference pipeline's run over a .crtrace."""
+    from ..conformance.trace_diff import pipeline_of
+    from ..spec.errors import InvalidInput
+
+    try:
+        return pipeline_of(_trace_file(path, data, errata), errata)
+    except InvalidInput as e:
+        raise UsageError(f"{path}: {e.message}") from None
+
+
+def _graph_source(path: str, source: bytes | dict, region: int, profile: str) -> dict:
     """A trace graph in trace.build's result form: from a .crtrace (region K of the reference
     pipeline), from trace.build args (built by the reference), or a result as it is."""
-    from ..conformance.trace_diff import pipeline_of
     from ..spec.errors import InvalidInput
     from ..spec.trace_build_ops import graph_to_wire, trace_build
 
     errata = profile_errata(profile)
-    loaded = _trace_file(path, errata)
-    if loaded is not None:
-        try:
-            run = pipeline_of(loaded, errata)
-        except InvalidInput as e:
-            raise UsageError(f"{path}: {e.message}") from None
+    if isinstance(source, bytes):
+        run = _pipeline(path, source, errata)
         if not 0 <= region < len(run.regions):
             raise UsageError(f"{path} has {len(run.regions)} regions; no region {region}")
         r = run.regions[region]
         return graph_to_wire(r.graph, r.plan)
-    value = _read_json(path)
-    value = value.get("result", value.get("args", value)) if "op" in value else value
+    value = source.get("result", source.get("args", source)) if "op" in source else source
     if "fwd_offsets" in value or "offsets" in value:
         return value
     try:
@@ -130,26 +156,28 @@ def _report(findings: list, as_json: bool, same: str) -> int:
 
 def _print_comparison(c, as_json: bool, same: str) -> int:
     if as_json:
-        print(json.dumps({"first": c.first.to_json() if c.first else None,
-                          "divergent_ops": c.divergent_ops,
-                          "consequences": c.consequences}, indent=2))
+        print(json.dumps(c.to_json(), indent=2))
     else:
         print("\n".join(c.lines()) if c.first else same)
     return 1 if c.first else 0
 
 
 def run_trace(args: argparse.Namespace) -> int:
-    """Two .crtrace files op by op, or two regions of one; else two trace graphs (JSON)."""
+    """Two .crtrace files op by op (what both hold, when one does not load), or two regions of
+    one; else two trace graphs (JSON)."""
     from ..conformance.trace_diff import compare_regions, compare_traces
+    from ..conformance.trace_prefix import compare_held, load_side
     from ..spec.errors import InvalidInput
 
     errata = profile_errata(args.profile)
     if args.against is not None:
         if args.got is not None:
             raise UsageError("--against compares two regions of one trace: give one file")
-        loaded = _trace_file(args.expected, errata)
-        if loaded is None:
-            raise UsageError(f"{args.expected}: --against needs a .crtrace (magic 'CRTR')")
+        data = read_input(args.expected)
+        if sniff(data) != "crtrace":
+            raise UsageError(f"{args.expected} is {what_is(data)}: --against needs a .crtrace "
+                             f"(magic 'CRTR')")
+        loaded = _trace_file(args.expected, data, errata)
         try:
             c = compare_regions(loaded, args.region, args.against, errata)
         except IndexError as e:
@@ -160,22 +188,31 @@ def run_trace(args: argparse.Namespace) -> int:
                                                f"hash the same")
     if args.got is None:
         raise UsageError("give two traces, or one with --region I --against J")
-    a, b = _trace_file(args.expected, errata), _trace_file(args.got, errata)
-    if a is not None and b is not None:
-        try:
-            return _print_comparison(compare_traces(a, b, errata), args.json,
-                                     "identical traces")
-        except InvalidInput as e:
-            raise UsageError(e.message) from None
-    return run_graph(args)
+    sources = [_source(p, TRACE_INPUTS) for p in (args.expected, args.got)]
+    if not all(isinstance(s, bytes) for s in sources):
+        return run_graph(args, sources)
+    a, b = (load_side(label, data, errata) for label, data in zip(("A", "B"), sources,
+                                                                   strict=True))
+    if a.loaded is None and b.loaded is None:
+        raise UsageError(f"{args.expected} is not a valid .crtrace: {a.problem} (nor is "
+                         f"{args.got}: give one that loads to compare the other against)")
+    try:
+        if a.loaded is None or b.loaded is None:
+            return _print_comparison(compare_held(a, b), args.json, "identical files")
+        return _print_comparison(compare_traces(a.loaded, b.loaded, errata), args.json,
+                                 "identical traces")
+    except InvalidInput as e:
+        raise UsageError(e.message) from None
 
 
-def run_graph(args: argparse.Namespace) -> int:
+def run_graph(args: argparse.Namespace, sources: list | None = None) -> int:
     from ..conformance import oracle_graphs
     from ..spec.errors import InvalidInput
 
-    expected = _graph_source(args.expected, args.region, args.profile)
-    got = _graph_source(args.got, args.region, args.profile)
+    paths = (args.expected, args.got)
+    sources = sources or [_source(p, TRACE_INPUTS) for p in paths]
+    expected, got = (_graph_source(p, s, args.region, args.profile)
+                     for p, s in zip(paths, sources, strict=True))
     try:
         if args.action == "trace":
             findings = oracle_graphs.trace_diff(expected, got)
@@ -186,17 +223,40 @@ def run_graph(args: argparse.Namespace) -> int:
     return _report(findings, args.json, f"identical {args.action}s")
 
 
+def _dag_of(path: str, profile: str) -> tuple[str, Any]:
+    """("run", region nodes) for a .crtrace (its reference pipeline's regions) or an
+    `analyze --json` report; ("dag", a DAG in dag.merkle's args form) otherwise."""
+    from ..conformance.oracle_graphs import report_nodes, run_nodes
+    from ..spec.errors import InvalidInput
+
+    source = _source(path, DAG_INPUTS)
+    if isinstance(source, bytes):
+        return "run", run_nodes(_pipeline(path, source, profile_errata(profile)).regions)
+    if "regions" in source and "boundaries" in source:
+        try:
+            return "run", report_nodes(source["regions"])
+        except InvalidInput as e:
+            raise UsageError(f"{path}: {e.message}") from None
+    return "dag", source.get("dag", source)
+
+
 def run_dag(args: argparse.Namespace) -> int:
     from ..conformance import oracle_graphs
     from ..spec.errors import InvalidInput
 
-    a, b = (_read_json(p) for p in (args.expected, args.got))
+    (ka, a), (kb, b) = (_dag_of(p, args.profile) for p in (args.expected, args.got))
+    if ka != kb:
+        run, dag = (args.expected, args.got) if ka == "run" else (args.got, args.expected)
+        raise UsageError(f"{run} is a pipeline run (a .crtrace or analyze's report) and {dag} "
+                         f"a DAG: compare a run with a run, or a DAG with a DAG")
+    errata = profile_errata(args.profile)
     try:
-        findings = oracle_graphs.dag_diff(a.get("dag", a), b.get("dag", b),
-                                          profile_errata(args.profile))
+        findings = oracle_graphs.runs_diff(a, b, errata) if ka == "run" else \
+            oracle_graphs.dag_diff(a, b, errata)
     except InvalidInput as e:
         raise UsageError(e.message) from None
-    return _report(findings, args.json, "identical DAGs")
+    return _report(findings, args.json, "identical regions" if ka == "run" else
+                   "identical DAGs")
 
 
 def _graph_parser(osub, name: str, what: str, description: str, func,
@@ -247,7 +307,10 @@ def add_parser(sub) -> None:
         "values and its byte offset in each file, then the consequences: the region it lies "
         "in, which content and Merkle hashes, slots and plan offsets change, and how many ops "
         "differ in all. A difference outside every op (header, names, a byte no field "
-        "covers) is named by its offset. With --against J and one file: why region J is not "
+        "covers) is named by its offset; every further divergent op is named. When a "
+        "file does not load (cut short, say), the fields of the ops both files hold whole are "
+        "compared, and where that file ends is named. With --against J and one file: why "
+        "region J is not "
         "region --region (the first op whose hashed fields differ). EXPECTED and GOT may "
         "also be trace.build args or results (JSON): then the trace graphs are compared "
         "(first divergent op, edge and slot of region --region). Exit 1 if they differ, 2 on "
@@ -260,10 +323,18 @@ def add_parser(sub) -> None:
                   "and every invariant GOT breaks (live slots overlapping, misaligned, outside "
                   "the pool). " + sources + " A plan.compute result or its args (slots) also "
                   "serve. Exit 1 if they differ.", run_graph)
-    _graph_parser(osub, "dag", "first divergent node of two Merkle DAGs",
-                  "Walk two DAGs (JSON in dag.merkle's args form: {dag: {nodes, root}}) in "
-                  "lockstep as dag_diff does and name the first divergent node pair, the kind "
-                  "of divergence and the nodes' Merkle hashes. Exit 1 if they differ.", run_dag,
-                  region=False)
+    _graph_parser(osub, "dag", "first divergent node of two Merkle DAGs, or region of two "
+                                "pipeline runs",
+                  "Two pipeline runs, each a .crtrace (recognised by its magic; the reference "
+                  "pipeline runs over it) or what 'analyze --json' prints: their region nodes, "
+                  "each without continuation as the background thread makes them, paired in "
+                  "stream order; names the first pair whose Merkle hashes differ, the first op "
+                  "that differs inside it (for a .crtrace; analyze's report gives a region by "
+                  "its content hash only), every other pair that differs and the region "
+                  "counts. Or two DAGs (JSON in dag.merkle's args form: {dag: {nodes, root}}), "
+                  "walked in lockstep as dag_diff does: the first divergent node pair, the "
+                  "kind of divergence and the nodes' Merkle hashes. Exit 1 if they differ, 2 "
+                  "on invalid input (an empty file, or one of another kind, is named for what "
+                  "it is).", run_dag, region=False)
     oracle_cdag.add_actions(osub)
     oracle_replay.add_actions(osub)

@@ -1,6 +1,12 @@
 """The trace view (`crucible-spec render`): one iteration of a recorded trace cut into blocks
 by the spec's block detector (`vis.detect_blocks`), each block coloured by its ops' main
-family, laid out top to bottom by Graphviz's layered layout (dot)."""
+family, laid out top to bottom by Graphviz's layered layout (dot).
+
+The detector finds the optimizer by name only (its first OPTIM-family op: foreach, fused Adam,
+addcmul, addcdiv, lerp), so an optimizer that steps parameter by parameter with plain
+arithmetic (SGD's mul_ and add_) would stay in the backward pass. A .crtrace records each op's
+training phase (op_flags bits 2-3), so the view starts the optimizer at the first op recorded
+in the optimizer phase when that comes first (with_recorded_optimizer)."""
 
 from __future__ import annotations
 
@@ -10,7 +16,20 @@ from dataclasses import dataclass
 from ..spec.crtrace import LoadedTrace
 from ..spec.errata import NO_ERRATA
 from ..spec.pipeline import Window
-from ..spec.vis import Block, Detection, OpFamily, Phase, TraceOp, classify_family, detect_blocks
+from ..spec.types import OP_FLAG_PHASE_SHIFT, TrainingPhase
+from ..spec.vis import (
+    PARAM_OP,
+    Block,
+    BlockKind,
+    Detection,
+    OpFamily,
+    Phase,
+    TraceOp,
+    classify_family,
+    detect_blocks,
+    guess_architecture,
+    make_block,
+)
 from .graphs import quote
 
 FILL = {
@@ -43,6 +62,34 @@ def trace_ops(trace: LoadedTrace, window: Window) -> list[TraceOp]:
         out.append(TraceOp(short_name(trace.names.get(e["schema_hash"], "")),
                            f"{scope:016x}" if scope else "", sizes))
     return out
+
+
+def recorded_phases(trace: LoadedTrace, window: Window) -> list[int]:
+    """Each op's training phase as the recorder wrote it (op_flags bits 2-3)."""
+    return [trace.entries[i]["op_flags"] >> OP_FLAG_PHASE_SHIFT & 3
+            for i in range(window.start, window.start + window.count)]
+
+
+def with_recorded_optimizer(ops: list[TraceOp], phases: list[int], found: Detection,
+                            errata: frozenset[str] = NO_ERRATA) -> Detection:
+    """The detection, with the optimizer starting at the first op recorded in the optimizer
+    phase when the detector's own optimizer starts later (or not at all): the ops before it
+    are cut by the detector, the recorded optimizer ops form the optimizer block, and what
+    follows the last of them is the epilogue."""
+    first_bwd = next((i for i, op in enumerate(ops) if "backward" in op.name), len(ops))
+    marked = [i for i, p in enumerate(phases) if p == TrainingPhase.OPTIMIZER and i >= first_bwd]
+    if not marked or marked[0] >= found.optim_start:
+        return found
+    start, last = marked[0], marked[-1]
+    head = detect_blocks(ops[:start], errata=errata)
+    params = sum(op.name == PARAM_OP for op in ops[start:last + 1])
+    blocks = [*head.blocks, make_block(ops, start, last, BlockKind.OPTIMIZER, Phase.OPTIMIZER,
+                                       f"Optimizer ({params} params)" if params else
+                                       "Optimizer")]
+    if last + 1 < len(ops):
+        blocks.append(make_block(ops, last + 1, len(ops) - 1, BlockKind.EPILOGUE,
+                                 Phase.OPTIMIZER, "Epilogue"))
+    return Detection(blocks, guess_architecture(blocks), head.fwd_end, start - 1, start)
 
 
 @dataclass(frozen=True)
@@ -90,7 +137,8 @@ def view_dot(trace: LoadedTrace, window: Window, title: str,
              errata: frozenset[str] = NO_ERRATA) -> tuple[str, Detection]:
     """The DOT source of the view, and the detection it draws."""
     ops = trace_ops(trace, window)
-    found = detect_blocks(ops, errata=errata)
+    found = with_recorded_optimizer(ops, recorded_phases(trace, window),
+                                    detect_blocks(ops, errata=errata), errata)
     lines = ["digraph trace {", "  rankdir=TB;", "  newrank=true;",
              '  node [shape=box, style="rounded,filled", fontname="DejaVu Sans", fontsize=9];',
              '  edge [fontname="DejaVu Sans", fontsize=8];',
