@@ -54,6 +54,10 @@ STEPS = [
     # lane 0: -1.0 x 1.5 + 2.0 x 3.0; lane 1: -1.0 x -1.0 + 2.0 x -2^-16 (same in both)
     (_step([NEG_ONE, 2 * ONE], [ONE_HALF, NEG_ONE, 3 * ONE, 0xFFFFFFFF], 2, 2),
      [0x48000, 0xFFFE], [0x80048000, 0xFFFE]),
+    # answered by the real code at 86ba1ff1a (0.6.3) and v0.6.5: -0.5 x -0.5 agrees (the two
+    # corrections add to 2^32); -0.5 x -0.3125 does not
+    (_step([0xFFFF8000], [0xFFFF8000], 1, 1), [0x4000], [0x4000]),
+    (_step([0xFFFF8000], [0xFFFFB000], 1, 1), [0x2800], [0x30002800]),
 ]
 
 
