@@ -22,6 +22,7 @@ from ..spec.vyre_fusion import (
     U128,
     chain_check,
     fusion_pressure,
+    log_rank_sum,
     should_fuse,
     should_fuse_via,
 )
@@ -305,7 +306,7 @@ def _decisions(case: tuple) -> None:
         assert cpu is via is False, case
         return
     n, nonzero = len(ranks), [r for r in ranks if r]
-    log_sum = sum(math.log(r) for r in nonzero)
+    log_sum = log_rank_sum(ranks)
     log_p = math.log(math.prod(nonzero))
     assert abs(log_sum - log_p) <= 2 * (len(nonzero) + 1) * math.ulp(max(log_sum, 1.0)), case
     lo, hi = sorted((log_sum / n, log_p / n))
@@ -320,8 +321,7 @@ def _decision_cases() -> st.SearchStrategy:
     @st.composite
     def build(draw) -> tuple:
         rs = draw(ranks)
-        nz = [r for r in rs if r]
-        near = math.exp(sum(math.log(r) for r in nz) / len(rs)) if rs else 1.0
+        near = math.exp(log_rank_sum(rs) / len(rs)) if rs else 1.0
         thr = draw(st.one_of(st.floats(-1.0, 64.0), st.just(near),
                              st.just(math.nextafter(near, 0)), st.just(math.nextafter(near, 99))))
         return rs, thr

@@ -8,8 +8,11 @@ A 16.16 lane is a u32; read signed, it is a two's-complement i32 of value v / 2^
    unsigned 64-bit product (mulhi); the signed version subtracts the sign corrections
    (x < 0 ? y : 0) and (y < 0 ? x : 0) from high, each a mask `0 - (v >> 31)` ANDed with the
    other operand; the result is (low >> 16) | (high << 16) mod 2^32.
-3. The two versions differ exactly when one operand's sign bit is set and the other has non-zero
-   low 16 bits; below 2^31 both operands are non-negative and the versions agree bit for bit.
+3. The two versions differ exactly when the shifted corrections ((x < 0 ? y : 0) +
+   (y < 0 ? x : 0)) * 2^16 are not 0 mod 2^32 (PO12.302): a difference needs one negative
+   operand and the other with non-zero low 16 bits, yet two negative operands whose low halves
+   add to 2^16 agree (-0.5 x -0.5 is 0x4000 in both, as vyre 0.6.3 and 0.6.5 answer); below
+   2^31 both operands are non-negative and the versions agree bit for bit.
 
 Every rule is written once for Python ints and z3 bit-vectors (spec/bits.py), so the proofs call
 these very functions on symbols.

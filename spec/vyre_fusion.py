@@ -87,11 +87,21 @@ def fusion_pressure(ranks: list[int]) -> int:
     return tt_contract_step(acc, [FIXED_ONE] * len(acc), len(acc), 1)[0]
 
 
+def log_rank_sum(ranks: list[int]) -> float:
+    """Step 4's S: log(r) over the non-zero ranks, added left to right from 0.0 as vyre's
+    iterator sum does (Python 3.12's sum() would compensate the rounding)."""
+    total = 0.0
+    for r in ranks:
+        if r != 0:
+            total += math.log(r)
+    return total
+
+
 def should_fuse(ranks: list[int], threshold: float) -> bool:
     """Step 4: vyre's should_fuse_chain, the average log rank against log(thr)."""
     if not ranks or not threshold > 0:
         return False
-    log_sum = sum(math.log(r) for r in ranks if r != 0)
+    log_sum = log_rank_sum(ranks)
     return log_sum / len(ranks) <= math.log(threshold)
 
 
@@ -166,7 +176,7 @@ declare(
     args=record(ranks=Field(RANKS, "the shared-buffer ranks of the chain"),
                 threshold=Field(F64, "threshold per link (float64 bits)")),
     result=record(fuse=Field(BOOL, "fuse the chain")),
-    spec=(should_fuse,), check=check_ranks,
+    spec=(should_fuse, log_rank_sum), check=check_ranks,
     domain=lambda: st.fixed_dictionaries({
         "ranks": chains(), "threshold": st.one_of(f64_strategy(0.0, 64.0),
                                                   st.just(bits(-1.0)), st.just(SQRT24_EDGE))}),

@@ -165,8 +165,9 @@ erratum(
     flag="result",
     detail="0.6.3 builds the product from the low word and the unsigned high word (mulhi) of "
            "the 64-bit product, so a negative 16.16 operand counts as about 2^32: -1.0 x 1.5 "
-           "gives 0x7FFE8000 (about +32766) instead of -1.5 (0xFFFE8000). The terms differ "
-           "exactly when one operand is negative and the other has non-zero low 16 bits. "
+           "gives 0x7FFE8000 (about +32766) instead of -1.5 (0xFFFE8000). A term differs only "
+           "when an operand is negative and the other has non-zero low 16 bits, and not "
+           "always then: -0.5 x -0.5 is 0x4000 in both (PO12.302). "
            "0.6.5 subtracts the sign corrections from the high word; its doc comment still "
            "says unsigned.",
 )

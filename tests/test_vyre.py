@@ -54,6 +54,10 @@ STEPS = [
     # lane 0: -1.0 x 1.5 + 2.0 x 3.0; lane 1: -1.0 x -1.0 + 2.0 x -2^-16 (same in both)
     (_step([NEG_ONE, 2 * ONE], [ONE_HALF, NEG_ONE, 3 * ONE, 0xFFFFFFFF], 2, 2),
      [0x48000, 0xFFFE], [0x80048000, 0xFFFE]),
+    # answered by the real code at 86ba1ff1a (0.6.3) and v0.6.5: -0.5 x -0.5 agrees (the two
+    # corrections add to 2^32); -0.5 x -0.3125 does not
+    (_step([0xFFFF8000], [0xFFFF8000], 1, 1), [0x4000], [0x4000]),
+    (_step([0xFFFF8000], [0xFFFFB000], 1, 1), [0x2800], [0x30002800]),
 ]
 
 
@@ -161,6 +165,27 @@ def test_should_fuse_vectors(impl, profile):
     for ranks, thr, want in DECISIONS:
         args = {"ranks": ranks, "threshold": f"0x{thr:016x}"}
         assert _ask("vyre.should_fuse", args, impl, profile)["result"] == {"fuse": want}, args
+
+
+# Ranks whose logs, added left to right, fall on the other side of log(thr) than their exactly
+# rounded sum (and Python 3.12's compensated sum()): answered by the real code at 86ba1ff1a
+# and at v0.6.5 (should_fuse_chain, built standalone).
+LEFT_FOLD = [([11, 27, 43, 5], 0x402FCAF4AD3AD672, True),
+             ([58, 23, 48, 30, 20], 0x4040706CE701F7E8, False),
+             ([47, 28, 24, 45], 0x4041439190C2C207, True)]
+
+
+@pytest.mark.parametrize("profile", PROFILES)
+@pytest.mark.parametrize(("ranks", "thr", "want"), LEFT_FOLD)
+def test_should_fuse_adds_logs_left_to_right(profile, ranks, thr, want):
+    import math
+
+    from crucible_spec.spec.pyc_wire import f64
+
+    exact = math.fsum(math.log(r) for r in ranks) / len(ranks) <= math.log(f64(thr))
+    assert exact is not want
+    args = {"ranks": ranks, "threshold": f"0x{thr:016x}"}
+    assert _ask("vyre.should_fuse", args, "reference", profile)["result"] == {"fuse": want}
 
 
 def test_dispatched_decision_differs_on_the_witness():
