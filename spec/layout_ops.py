@@ -234,6 +234,11 @@ erratum(
              "spec": {"sizeof": 16, "alignof": 16, "offsets": {"physical": 0, "logical": 8}},
              "seed": {"error": "invalid_input"}},
     flag="result",
+    also=({"op": "layout.decode", "args": {"struct": "HlcTimestamp", "hex": "00" * 24},
+           "spec": {"fields": {"physical": 0, "logical": 0, "node_id": 0}},
+           "seed": {"error": "invalid_input"}},
+          {"op": "layout.encode", "args": {"struct": "HlcState", "fields": {}},
+           "spec": {"hex": "00" * 16}, "seed": {"error": "invalid_input"}}),
     detail="The registry also declares the structs of the other seeds (RingKernel's HlcState, "
            "HlcTimestamp, ControlBlock, MessageHeader, the K2K structs; the checkpoint's "
            "CheckpointHeader and ChunkHeader). Crucible at 8d2680a2 declares none of them: "
