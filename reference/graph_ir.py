@@ -91,6 +91,13 @@ def toposort(graph: Any) -> dict:
     return {"schedule_order": rank, "order": order}
 
 
+def _misread(n, i: int) -> tuple:
+    """E14.600: the ExternInfo read as a ComputeBody: empty when unnamed, else unique."""
+    if n.extern.name is None:
+        return ((), () if n.extern.constant_args else None)
+    return ("unique", i)
+
+
 def _key(g: IrGraph, i: int, rep: dict[int, int], errata: frozenset[str]) -> tuple:
     n = g.nodes[i]
     base = (n.kind, n.dtype, n.device_idx, len(n.sizes) - n.nred, n.nred, n.sizes,
@@ -101,7 +108,7 @@ def _key(g: IrGraph, i: int, rep: dict[int, int], errata: frozenset[str]) -> tup
     if n.kind not in (PW, RED):
         return base
     if n.extern is not None:
-        body = ("unique", i) if "E14.600" in errata else (n.extern.name, n.extern.constant_args)
+        body = _misread(n, i) if "E14.600" in errata else (n.extern.name, n.extern.constant_args)
     else:
         body = (n.body, n.aux)
     red = (n.reduce_op, n.reduce_hint, n.src_dtype) if n.kind == RED else ()

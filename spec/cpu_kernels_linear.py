@@ -6,6 +6,13 @@ nearest, evaluated left to right as written, with no fused multiply-add (facts Â
 output element is a sum that starts at +0.0 and adds its products one at a time in the order
 stated below, so the result depends on that order and nothing else: a kernel may visit the
 elements in any order it likes as long as each element's own sequence of additions is this one.
+
+Build: the faithful profile reproduces the seed compiled by clang 19 at -O2 for baseline x86-64,
+which has no FMA instruction, so nothing is contracted. The seed's `release` preset (-O3
+-march=native) on an FMA host contracts mm's and conv2d's `sum += x * w` into one fmaf (clang's
+default -ffp-contract=on): that build, the variant `release`, answers differently in the last
+bit where a product is inexact, and `inf - inf` NaNs become infinities where the rounded product
+overflows but the fused one does not. It is not offered as a profile.
 """
 
 from __future__ import annotations

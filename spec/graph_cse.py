@@ -45,7 +45,7 @@ def cse_key(n: IrNode, canonical: list[int], errata: frozenset[str] = NO_ERRATA)
         if n.extern is None:
             key += (("body", n.body, n.aux),)
         elif E14_600 in errata:
-            key += (("garbage", n.id),)
+            key += (misread_body(n),)
         else:
             key += (("extern", n.extern.name, n.extern.constant_args),)
     if n.kind == NodeKind.REDUCTION:
@@ -53,6 +53,16 @@ def cse_key(n: IrNode, canonical: list[int], errata: frozenset[str] = NO_ERRATA)
     if n.kind == NodeKind.EXTERN:
         key += (None if n.extern is None else (n.extern.name, n.extern.constant_args),)
     return key
+
+
+def misread_body(n: IrNode) -> tuple:
+    """E14.600: a lowered reduction's ExternInfo read as a ComputeBody. Unnamed (both names
+    null), it is an empty body whose aux is the constant-args pointer (null when there are
+    none), equal to any empty body with the same aux; named, its num_ops is the low 16 bits of
+    the name pointer and its Insts the bytes at and past the name: it equals no other node."""
+    if n.extern.name is None:
+        return ("body", (), () if n.extern.constant_args else None)
+    return ("garbage", n.id)
 
 
 def digest_hash(key: tuple) -> int:
@@ -143,6 +153,12 @@ LOWERED_SUMS = {"nodes": [{"id": 0, "kind": NodeKind.INPUT, "inputs": [], "dtype
                 "outputs": [1, 2]}
 """Two REDUCE_SUM nodes as lowering makes them (ExternInfo bodies) over one input."""
 
+UNNAMED_SUMS = {"nodes": [LOWERED_SUMS["nodes"][0],
+                          *({**n, "extern": {"name": None, "constant_args": [k]}}
+                            for k, n in enumerate(LOWERED_SUMS["nodes"][1:]))],
+                "outputs": [1, 2]}
+"""Two such reductions with null kernel names and different constant args."""
+
 erratum(
     E14_600, "CSE reads a lowered reduction's ExternInfo as a ComputeBody",
     seed=SEEDS["crucible"], location="include/crucible/Graph.h cse_equal_, cse_hash_",
@@ -150,12 +166,17 @@ erratum(
     witness={"args": {"graph": LOWERED_SUMS},
              "spec": {"eliminated": 1, "dead": [2]}, "seed": {"eliminated": 0, "dead": []}},
     flag="result",
+    also=({"op": "ir.cse", "args": {"graph": UNNAMED_SUMS},
+           "spec": {"eliminated": 0, "dead": []}, "seed": {"eliminated": 1, "dead": [2]}},),
     detail="lower_trace_to_graph gives REDUCTION nodes an ExternInfo body (add_extern, then the "
            "kind overwritten), but cse_equal_ and cse_hash_ cast every REDUCTION body to "
            "ComputeBody: the python name pointer is read as the Inst array and the low 16 bits "
            "of the cpp name pointer as num_ops, so CSE hashes and compares bytes past the name "
            "(out of bounds). Two identical lowered reductions are compared through their "
            "separately allocated names, whose addresses differ, and are never merged (the spec "
-           "models that). The intended key compares a lowered reduction's ExternInfo as for an "
-           "EXTERN node: the python names and constant args.",
+           "models that). With null names the misread body is empty (num_ops 0, aux the "
+           "constant-args pointer), so two unnamed lowered reductions are merged whatever "
+           "their constant args, and one equals a real empty body. The intended key compares "
+           "a lowered reduction's ExternInfo as for an EXTERN node: the python names and "
+           "constant args.",
 )

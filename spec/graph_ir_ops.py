@@ -21,6 +21,7 @@ from .graph import MicroOp, NodeKind
 from .graph_cse import (
     E14_600,
     LOWERED_SUMS,
+    UNNAMED_SUMS,
     compute_fusion_groups,
     cse_key,
     eliminate_common_subexpressions,
@@ -243,7 +244,8 @@ declare(
                   outputs=Field(IDS, "graph output ids"),
                   num_uses=Field(List(U16), "num_uses per node")),
     spec=(eliminate_common_subexpressions, cse_key), errata=(E14_600,), domain=_graph_domain,
-    edges=lambda: [{"graph": CSE_GRAPH}, {"graph": LOWERED_SUMS}, {"graph": FACTS_DAG}],
+    edges=lambda: [{"graph": CSE_GRAPH}, {"graph": LOWERED_SUMS}, {"graph": UNNAMED_SUMS},
+                   {"graph": FACTS_DAG}],
     invalid=_invalid_graph(), not_applicable=_NA_NUMBA)
 
 declare(

@@ -17,6 +17,7 @@ from typing import Any
 
 from . import shapes as js
 from .bits import to_unsigned
+from .errata import NO_ERRATA, SEEDS, erratum
 from .errors import InvalidInput, SpecError
 from .layout import ArrayOf, CType, Pad, Prim, Struct, default_of, field_at
 from .registry import REGISTRY, InvalidCase, declare
@@ -27,9 +28,18 @@ RANDOM_DOMAIN_MAX_SIZE = 4096
 """Generated inputs skip structs larger than this (only the 5.5 MB TraceRing object)."""
 
 
-def find_struct(name: str) -> Struct:
-    """The declared struct named `name` (C++ name, alias, or vectors key with a note)."""
+E1_1 = "E1.1"
+CRUCIBLE = "crucible"
+"""The `seed` of the structs Crucible itself declares."""
+
+
+def find_struct(name: str, errata: frozenset[str] = NO_ERRATA) -> Struct:
+    """The declared struct named `name` (C++ name, alias, or vectors key with a note); under
+    E1.1 only Crucible's own structs."""
     found = REGISTRY.layout(name)
+    if found is not None and E1_1 in errata and found.seed != CRUCIBLE:
+        raise InvalidInput(f"args.struct: {found.name} is declared by {found.seed}; the real "
+                           f"Crucible has no struct of that name")
     if found is None:
         known = ", ".join(sorted(s.name for s in set(REGISTRY.layouts.values())))
         raise InvalidInput(f"args.struct: no struct named {name!r}; known: {known}")
@@ -137,21 +147,21 @@ def check_image(args: dict) -> None:
         raise InvalidInput(f"args.hex: {s.name} is {s.size} bytes, got {len(args['hex'])}")
 
 
-def layout_info(struct: str) -> dict:
+def layout_info(struct: str, errata: frozenset[str] = NO_ERRATA) -> dict:
     """sizeof, alignof and the offsets of the struct's own members."""
-    s = find_struct(struct)
+    s = find_struct(struct, errata)
     return {"sizeof": s.size, "alignof": s.align, "offsets": s.offsets}
 
 
-def layout_decode(struct: str, hex: bytes) -> dict:
+def layout_decode(struct: str, hex: bytes, errata: frozenset[str] = NO_ERRATA) -> dict:
     """Field values of one record image."""
-    s = find_struct(struct)
+    s = find_struct(struct, errata)
     return {"fields": to_wire(s, s.unpack(hex))}
 
 
-def layout_encode(struct: str, fields: Any) -> dict:
+def layout_encode(struct: str, fields: Any, errata: frozenset[str] = NO_ERRATA) -> dict:
     """Record image from field values; missing fields take spec defaults, padding is zero."""
-    s = find_struct(struct)
+    s = find_struct(struct, errata)
     return {"hex": s.pack(from_wire(s, fields, "args.fields"))}
 
 
@@ -216,6 +226,27 @@ def _decode_edges() -> list[dict]:
     return out
 
 
+erratum(
+    E1_1, "The faithful profile answers layouts for structs the real Crucible does not have",
+    seed=SEEDS["crucible"], location="include/crucible (no such struct)",
+    ops=("layout.info", "layout.decode", "layout.encode"),
+    witness={"args": {"struct": "HlcState"},
+             "spec": {"sizeof": 16, "alignof": 16, "offsets": {"physical": 0, "logical": 8}},
+             "seed": {"error": "invalid_input"}},
+    flag="result",
+    also=({"op": "layout.decode", "args": {"struct": "HlcTimestamp", "hex": "00" * 24},
+           "spec": {"fields": {"physical": 0, "logical": 0, "node_id": 0}},
+           "seed": {"error": "invalid_input"}},
+          {"op": "layout.encode", "args": {"struct": "HlcState", "fields": {}},
+           "spec": {"hex": "00" * 16}, "seed": {"error": "invalid_input"}}),
+    detail="The registry also declares the structs of the other seeds (RingKernel's HlcState, "
+           "HlcTimestamp, ControlBlock, MessageHeader, the K2K structs; the checkpoint's "
+           "CheckpointHeader and ChunkHeader). Crucible at 8d2680a2 declares none of them: "
+           "sizeof and offsetof on its headers cannot name them, so its layout ops refuse them "
+           "as unknown structs. The default profile, which serves every seed's ops, keeps "
+           "answering them; the other seeds' profiles are unaffected.",
+)
+
 _STRUCT_NAME = Field(Utf8(), "C++ name as in the vectors: 'TensorMeta', 'TraceRing::Entry', ...")
 _NOT_BATCHED = "a constant of the declaration: nothing to compute per item"
 
@@ -224,7 +255,7 @@ declare(
     args=record(struct=_STRUCT_NAME),
     result=record(sizeof=Int(64), alignof=Int(64), offsets=Json("{member: offset}",
                                                                    js.mapping(js.uint(64)))),
-    spec=(layout_info,), check=lambda a: find_struct(a["struct"]),
+    spec=(layout_info,), check=lambda a: find_struct(a["struct"]), errata=(E1_1,),
     domain=lambda: st.fixed_dictionaries({"struct": st.sampled_from(_struct_names())}),
     edges=lambda: [{"struct": n} for n in [*_struct_names(), "TraceOpRecord (.crtrace)",
                                           "CrucibleMeta (vessel_api.h C struct)"]],
@@ -238,6 +269,7 @@ declare(
     result=record(fields=Json("{member: value}", {
         "type": "object", "description": "the struct's members, in layout.encode's form"})),
     spec=(layout_decode,), domain=_decode_domain, check=check_image, bench=_bench_images,
+    errata=(E1_1,),
     edges=_decode_edges,
     invalid=(
         InvalidCase("an image one byte short",
@@ -256,6 +288,7 @@ declare(
                              default={})),
     result=record(hex=BYTES),
     spec=(layout_encode,), domain=_encode_domain, check=lambda a: find_struct(a["struct"]),
+    errata=(E1_1,),
     arg_rules=fields_schema,
     bench=lambda n, rng: [{"struct": "TensorMeta", "fields": layout_decode(**a)["fields"]}
                           for a in _bench_images(n, rng)],
