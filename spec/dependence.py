@@ -314,11 +314,15 @@ def permuted(direction: tuple[str, ...], order: tuple[int, ...]) -> tuple[str, .
 def interchange_legal(nest: Nest, u: str, v: str, rlimit: int = DEP_RLIMIT,
                       queries: int = DEP_QUERIES) -> Legality:
     """Step 6: illegal iff a dependence's permuted vector is lexicographically negative."""
+    return interchange_verdict(nest, analyze(nest, rlimit, queries), u, v)
+
+
+def interchange_verdict(nest: Nest, result: Analysis, u: str, v: str) -> Legality:
+    """Step 6 on an analysis of the nest."""
     names = [lp.var for lp in nest.loops]
     i, j = names.index(u), names.index(v)
     order = list(range(len(names)))
     order[i], order[j] = j, i
-    result = analyze(nest, rlimit, queries)
     for dep in result.dependences:
         if lex_sign(permuted(dep.direction, tuple(order))) == ">":
             return Legality("illegal", dep)

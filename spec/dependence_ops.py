@@ -20,20 +20,23 @@ from .dependence import (
     Analysis,
     Dependence,
     Legality,
+    Nest,
     analyze,
     fusion_legal,
     interchange_legal,
+    interchange_verdict,
     lex_sign,
     nest_from_wire,
     permuted,
     runs_before,
 )
-from .errata import NO_ERRATA
+from .errata import NO_ERRATA, SEEDS, erratum
 from .errors import InvalidInput
 from .pyc_wire import Named
 from .registry import InvalidCase, declare
 from .schema import I64, U32, Field, Json, List, Optional, Utf8, record
 from .strategies import st
+from .symplex_banerjee import pair_independent
 
 _COEFF = js.integer(-MAX_COEFF, MAX_COEFF)
 AFFINE = js.one_of(_COEFF, js.obj(optional={"coeffs": js.mapping(_COEFF), "const": _COEFF}))
@@ -78,9 +81,26 @@ def legality_to_wire(r: Legality) -> dict:
             "violated": None if r.violated is None else dep_to_wire(r.violated)}
 
 
+E14_405, E14_406 = "E14.405", "E14.406"
+SEED_ERRATA = frozenset({E14_405, E14_406})
+"""The errata by which SympleX's stage 3 reports fewer dependences than the nest has."""
+
+
+def seed_view(nest: Nest, result: Analysis, errata: frozenset[str]) -> Analysis:
+    """The dependences SympleX reports: under E14.405 none of an access with itself, under
+    E14.406 none of a pair its test calls independent (spec/symplex_banerjee.py)."""
+    def missed(d: Dependence) -> bool:
+        if d.source == d.sink:
+            return E14_405 in errata
+        return E14_406 in errata and pair_independent(nest, d.source, d.sink)
+    return Analysis(result.outcome, tuple(d for d in result.dependences if not missed(d)),
+                    result.undecided)
+
+
 def analyze_op(loops: list[dict], accesses: list[dict],
                errata: frozenset[str] = NO_ERRATA) -> dict:
-    return analysis_to_wire(analyze(nest_from_wire(loops, accesses)))
+    nest = nest_from_wire(loops, accesses)
+    return analysis_to_wire(seed_view(nest, analyze(nest), errata))
 
 
 def legal_op(loops: list[dict], accesses: list[dict], transform: dict,
@@ -95,6 +115,9 @@ def legal_op(loops: list[dict], accesses: list[dict], transform: dict,
                 any(v not in names for v in pair):
             raise InvalidInput(f"args.transform.interchange: two distinct loop variables "
                                f"of {names}")
+        if errata & SEED_ERRATA:
+            return legality_to_wire(interchange_verdict(nest, seed_view(nest, analyze(nest),
+                                                                        errata), *pair))
         return legality_to_wire(interchange_legal(nest, *pair))
     split = transform.get("fuse")
     stmts = [a.stmt for a in nest.accesses]
@@ -214,7 +237,8 @@ declare(
                   dependences=List(DEP),
                   undecided=Field(List(record(source=U32, sink=U32)),
                                   "the pairs z3 could not decide")),
-    spec=(analyze, nest_from_wire, runs_before, lex_sign), domain=small_nests, edges=dep_edges,
+    spec=(analyze, nest_from_wire, runs_before, lex_sign), errata=(E14_405, E14_406),
+    domain=small_nests, edges=dep_edges,
     invalid=_BAD,
     not_applicable={"numba": "an integer-feasibility search per pair of accesses: z3, not a "
                              "numeric kernel",
@@ -231,7 +255,9 @@ declare(
                                 "the loops to swap, or the first statement of the second nest")),
     result=record(verdict=Named(VERDICTS, "legality verdict"),
                   violated=Field(Optional(DEP, None), "a dependence the transform reverses")),
-    spec=(interchange_legal, fusion_legal, permuted, lex_sign), domain=legal_args,
+    spec=(interchange_legal, interchange_verdict, fusion_legal, permuted, lex_sign),
+    errata=(E14_405, E14_406),
+    domain=legal_args,
     edges=legal_edges,
     invalid=(InvalidCase("nine loops", lambda: st.just(
                  {"loops": [loop(f"v{k}") for k in range(9)], "accesses": [],
@@ -244,4 +270,60 @@ declare(
                              "numeric kernel",
                     "cupy": "a handful of sequential solver queries per nest: nothing to spread "
                             "over a device"},
+)
+
+_STAGE3 = "rust-engine/src/polyhedral.rs, optimize_trace_polyhedral_with_profile_and_guards stage 3"
+_ONE_LOOP = [loop("i", 0, 3)]
+_IJ4 = [loop("i", 0, 3), loop("j", 0, 3)]
+erratum(
+    E14_405, "SympleX never tests an access against itself",
+    seed=SEEDS["symplex"], location=f"{_STAGE3}: pairs (i, j) with j > i only",
+    ops=("dep.analyze", "dep.legal"),
+    witness={"args": {"loops": _ONE_LOOP, "accesses": [acc("A", "write", [0])]},
+             "spec": {"outcome": "exact", "dependences": [
+                 {"source": 0, "sink": 0, "kind": "output", "direction": ["<"],
+                  "distance": [None]}], "undecided": []},
+             "seed": {"outcome": "exact", "dependences": [], "undecided": []}},
+    also=({"op": "dep.legal",
+           "args": {"loops": _IJ4, "accesses": [acc("A", "write", [aff(i=1, j=1)])],
+                    "transform": {"interchange": ["i", "j"]}},
+           "spec": {"verdict": "illegal", "violated": {
+               "source": 0, "sink": 0, "kind": "output", "direction": ["<", ">"],
+               "distance": [None, None]}},
+           "seed": {"verdict": "legal", "violated": None}},),
+    flag="result",
+    detail="Stage 3 pairs every access with the accesses after it and runs the test on each "
+           "pair, never on one access at two iterations: a write to A[0] in every iteration, "
+           "or to A[i + j], carries an output dependence SympleX does not see, so an "
+           "interchange that reverses it looks legal.",
+)
+erratum(
+    E14_406, "SympleX's dependence test calls dependent pairs independent",
+    seed=SEEDS["symplex"], location="rust-engine/src/polyhedral.rs, "
+                                    "analyze_dependency_multivariate",
+    ops=("dep.analyze", "dep.legal"),
+    witness={"args": {"loops": _ONE_LOOP,
+                      "accesses": [acc("A", "write", [aff(1, i=2)]),
+                                   acc("A", "read", [aff(i=1)])]},
+             "spec": {"outcome": "exact", "dependences": [
+                 {"source": 0, "sink": 1, "kind": "flow", "direction": ["<"],
+                  "distance": [None]}], "undecided": []},
+             "seed": {"outcome": "exact", "dependences": [], "undecided": []}},
+    also=({"op": "dep.legal",
+           "args": {"loops": _IJ4,
+                    "accesses": [acc("A", "write", [aff(1, i=2), aff(j=1)]),
+                                 acc("A", "read", [aff(i=1), aff(1, j=1)])],
+                    "transform": {"interchange": ["i", "j"]}},
+           "spec": {"verdict": "illegal", "violated": {
+               "source": 0, "sink": 1, "kind": "flow", "direction": ["<", ">"],
+               "distance": [None, -1]}},
+           "seed": {"verdict": "legal", "violated": None}},),
+    flag="result",
+    detail="The test subtracts the two subscripts coefficient by coefficient, as if both "
+           "accesses ran at one iteration, and solves the difference over the loop's box "
+           "(0..1024 for every loop, whatever the nest's bounds): A[2i + 1] against A[i] "
+           "leaves i = -1, outside the box, so the pair is called independent although "
+           "A[1] is written at i = 0 and read at i = 1. Its GCD, interval and two-variable "
+           "steps then only cut further (spec/symplex_banerjee.py restates the test). "
+           "Uniform pairs (equal coefficients) are tested soundly.",
 )

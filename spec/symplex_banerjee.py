@@ -1,53 +1,44 @@
-"""SympleX's dependence test as its facts sheet describes it (§2.4: Banerjee-Wolfe bounds plus a
-UTVPI integer feasibility solver over affine accesses, directions LT/EQ/GT/ANY), written as the
-textbook test: the sheet gives no more detail and no code of it could be read.
+"""SympleX's dependence test as symplex@1.0.0 ships it (rust-engine polyhedral.rs §3,
+`analyze_dependency_multivariate`, and the pairing of its stage 3), restated step by step.
 
-For a pair of accesses (source at x, sink at y) and a direction vector over LT, EQ, GT, ANY:
-1. Box: each loop's range [L_k, U_k] is the extreme of its bounds over the outer loops' boxes
-   (steps are ignored: the real relaxation of the iteration space).
-2. GCD (per subscript equation sum a_k x_k - sum b_k y_k = c_b - c_a): an EQ component merges
-   a_k and b_k into one coefficient a_k - b_k; if the gcd of the coefficients does not divide
-   the constant, the pair is independent under that vector.
-3. Banerjee-Wolfe: per component, the least and greatest value of a_k x_k - b_k y_k over the
-   box restricted by the direction (x < y, x = y, x > y or free; the extremes lie at the
-   region's corners); if the constant lies outside the summed range, independent; an empty
-   region (LT or GT on a one-point range) is independent too.
-4. UTVPI: when every constraint (the subscript equations, the bounds, the direction) has at
-   most two variables with coefficients +-1, integer feasibility is decided by the octagon
-   closure (Floyd-Warshall on x+ / x- nodes), tightened to even unary bounds; a negative cycle
-   or a crossed unary pair is independent.
-5. Otherwise the pair may depend under the vector.
-
-Each step only drops solutions of a relaxation, so the test is conservative: proofs/dependence.py
-checks that it never calls a pair independent where z3 finds a dependence (no erratum follows).
+The test looks at one subscript of two accesses, src and dst, and a box of loop bounds: the
+pipeline always passes PIPELINE_BOUNDS for every loop, whatever the nest's bounds and steps.
+It subtracts the two subscripts coefficient by coefficient, as if both accesses ran at one
+iteration, and reads the difference of each loop's coefficients as a coefficient of that loop:
+  1. diff = src - dst per loop and in the constant; target = -diff.const. The active loops are
+     those with a nonzero coefficient in src or dst.
+  2. Uniform pair (every diff coefficient 0): g = gcd over the active loops of
+     gcd(src_k, dst_k); independent iff g > 1 and g does not divide target. Else dependent.
+  3. Else, with c_1..c_n the nonzero diff coefficients in loop order: independent iff
+     gcd(c) does not divide target.
+  4. Interval: lo = hi = target. n times, take the remaining coefficient of largest magnitude
+     (the first on a tie; the last one takes its place) over its loop's [l, u] and subtract its
+     range from [lo, hi]; while others remain, round lo up and hi down to multiples of the
+     others' gcd r when r > 1. Independent as soon as lo > hi.
+  5. One coefficient: independent iff c_1 does not divide target or target / c_1 lies outside
+     its loop's [l, u].
+  6. Several: a two-variable system over d_1..d_n in their boxes, one pair of constraints per
+     pair (i, j) of coefficients: s_i d_i + s_j d_j <= rem and -s_i d_i - s_j d_j <= rem2 (s the
+     signs), where rem starts at target and, for every other k, is first truncated to a
+     multiple of gcd(|min(c_i, c_j, c_k)|, |c_k|) when that gcd exceeds 1, then loses c_k u_k
+     (c_k > 0) or c_k l_k; rem2 = -target plus c_k l_k (c_k > 0) or c_k u_k over the others.
+     Its closure (`closure_infeasible`) decides; an infeasible system is independent.
+  7. Otherwise dependent.
+A pair of accesses is independent iff some subscript is (the N-dimensional intersection);
+stage 3 tests each pair of distinct accesses once, the later one as src, and never an access
+against itself. SympleX computes in 64-bit integers; on the spec's inputs (coefficients and
+constants of magnitude at most 2^31, boxes of 1024) nothing overflows, so Python's integers
+give the same answers.
 """
 
 from __future__ import annotations
 
 import math
-from fractions import Fraction
 
 from .dependence import Access, Affine, Nest
 
-LT, EQ, GT, ANY = "<", "=", ">", "*"
-SYMPLEX_SEED = "symplex@1.0.0"
-
-
-def box(nest: Nest) -> list[tuple[int, int]]:
-    """Step 1: [L_k, U_k] per loop from the outer loops' ranges."""
-    out: list[tuple[int, int]] = []
-    names = [lp.var for lp in nest.loops]
-
-    def extreme(e: Affine, pick) -> int:
-        total = e.const
-        for v, c in e.coeffs:
-            lo, hi = out[names.index(v)]
-            total += pick(c * lo, c * hi)
-        return total
-
-    for lp in nest.loops:
-        out.append((extreme(lp.lo, min), extreme(lp.hi, max)))
-    return out
+PIPELINE_BOUNDS = (0, 1024)
+"""The box stage 3 passes for every loop: polyhedral.rs `[(0i64, 1024i64); MAX_POLY_DEPTH]`."""
 
 
 def _coeffs(e: Affine, names: list[str]) -> list[int]:
@@ -55,112 +46,121 @@ def _coeffs(e: Affine, names: list[str]) -> list[int]:
     return [d.get(v, 0) for v in names]
 
 
-def gcd_rules_out(a: list[int], b: list[int], rhs: int, dirs: tuple[str, ...]) -> bool:
-    """Step 2 for one equation sum a x - sum b y = rhs."""
-    terms: list[int] = []
-    for ak, bk, d in zip(a, b, dirs, strict=True):
-        terms += [ak - bk] if d == EQ else [ak, bk]
-    g = math.gcd(*terms)
-    return rhs != 0 if g == 0 else rhs % g != 0
+def _truncate(x: int, g: int) -> int:
+    """x rounded toward zero to a multiple of g > 0 (Rust's `(x / g) * g`)."""
+    return (abs(x) // g * g) * (1 if x >= 0 else -1)
 
 
-def component_range(ak: int, bk: int, lo: int, hi: int, d: str) -> tuple[int, int] | None:
-    """Step 3: least and greatest a x - b y with x, y in [lo, hi] under direction d; None when
-    the region is empty."""
-    corners = {EQ: [(lo, lo), (hi, hi)], ANY: [(lo, lo), (lo, hi), (hi, lo), (hi, hi)],
-               LT: [(lo, lo + 1), (lo, hi), (hi - 1, hi)],
-               GT: [(lo + 1, lo), (hi, lo), (hi, hi - 1)]}[d]
-    if hi < lo or (d in (LT, GT) and hi < lo + 1):
-        return None
-    values = [ak * x - bk * y for x, y in corners]
-    return min(values), max(values)
+def uniform_independent(src: list[int], dst: list[int], target: int) -> bool:
+    """Step 2."""
+    g = 0
+    for s, d in zip(src, dst, strict=True):
+        if s or d:
+            g = math.gcd(g, math.gcd(s, d))
+    return g > 1 and target % g != 0
 
 
-def banerjee_rules_out(a: list[int], b: list[int], rhs: int, dirs: tuple[str, ...],
-                       ranges: list[tuple[int, int]]) -> bool:
-    """Step 3 for one equation."""
-    low = high = 0
-    for ak, bk, d, (lo, hi) in zip(a, b, dirs, ranges, strict=True):
-        r = component_range(ak, bk, lo, hi, d)
-        if r is None:
+def interval_independent(cs: list[int], ls: list[int], us: list[int], target: int) -> bool:
+    """Step 4."""
+    lo = hi = target
+    rem = list(zip(cs, ls, us, strict=True))
+    while rem:
+        best = max(range(len(rem)), key=lambda k: (abs(rem[k][0]), -k))
+        c, low, up = rem[best]
+        lo, hi = (lo - c * up, hi - c * low) if c > 0 else (lo - c * low, hi - c * up)
+        if len(rem) > 1:
+            r = math.gcd(*(rem[k][0] for k in range(len(rem)) if k != best))
+            if r > 1:
+                lo += (r - lo % r) % r
+                hi -= hi % r
+        if lo > hi:
             return True
-        low, high = low + r[0], high + r[1]
-    return not low <= rhs <= high
+        rem[best] = rem[-1]
+        rem.pop()
+    return False
 
 
-def _rows(nest: Nest, a: Access, b: Access, dirs: tuple[str, ...]) -> list[tuple[dict, int]]:
-    """Every constraint as ({var: coeff}, c) meaning sum coeff var <= c, over x_k and y_k."""
-    names = [lp.var for lp in nest.loops]
-    rows: list[tuple[dict, int]] = []
-
-    def over(e: Affine, side: str, sign: int) -> dict:
-        return {f"{side}{v}": sign * c for v, c in e.coeffs}
-
-    for side in ("x", "y"):
-        for lp in nest.loops:
-            v = f"{side}{lp.var}"
-            lo, hi = over(lp.lo, side, 1), over(lp.hi, side, -1)
-            rows += [({**lo, v: lo.get(v, 0) - 1}, -lp.lo.const),
-                     ({**hi, v: hi.get(v, 0) + 1}, lp.hi.const)]
-    for ea, eb in zip(a.index, b.index, strict=True):
-        eq: dict = {}
-        for key, c in [*over(ea, "x", 1).items(), *over(eb, "y", -1).items()]:
-            eq[key] = eq.get(key, 0) + c
-        rhs = eb.const - ea.const
-        rows += [(eq, rhs), ({k: -c for k, c in eq.items()}, -rhs)]
-    for v, d in zip(names, dirs, strict=True):
-        x, y = f"x{v}", f"y{v}"
-        rows += {LT: [({x: 1, y: -1}, -1)], GT: [({y: 1, x: -1}, -1)],
-                 EQ: [({x: 1, y: -1}, 0), ({y: 1, x: -1}, 0)], ANY: []}[d]
-    return [({k: c for k, c in r.items() if c}, c) for r, c in rows]
-
-
-def utvpi_rules_out(rows: list[tuple[dict, int]]) -> bool | None:
-    """Step 4: True when the UTVPI system has no integer solution, False when it has one, None
-    when some constraint is not UTVPI."""
-    if any(len(r) > 2 or any(abs(c) != 1 for c in r.values()) for r, _ in rows):
-        return None
-    for r, c in rows:
-        if not r and c < 0:
-            return True
-    names = sorted({v for r, _ in rows for v in r})
-    n = 2 * len(names)
+def closure_infeasible(n: int, rows: list[tuple[int, int, int, int, int]]) -> bool:
+    """Step 6's closure, as SympleX's UtvpiSolver::is_feasible computes it: nodes 2k (+d_k) and
+    2k+1 (-d_k); a row (s_a, a, s_b, b, c) with b = -1 for a unary one; edge weights are minima;
+    both nodes of a variable joined by 0-weight edges; Floyd-Warshall, infeasible on a negative
+    diagonal."""
     inf = math.inf
-    m = [[0 if i == j else inf for j in range(n)] for i in range(n)]
+    m = [[0 if i == j else inf for j in range(2 * n)] for i in range(2 * n)]
 
-    def node(v: str, c: int) -> int:  # +v is 2i, -v is 2i+1
-        return 2 * names.index(v) + (c < 0)
+    def node(s: int, v: int, flip: bool) -> int:
+        return 2 * v + ((s > 0) == flip)
 
-    def edge(i: int, j: int, c) -> None:  # V_j - V_i <= c
+    def edge(i: int, j: int, c: int) -> None:
         m[i][j] = min(m[i][j], c)
 
-    for r, c in rows:
-        items = list(r.items())
-        if len(items) == 1:
-            (v, s), = items
-            edge(node(v, -s), node(v, s), 2 * c)
-        elif items:
-            (u, su), (v, sv) = items
-            edge(node(u, -su), node(v, sv), c)
-            edge(node(v, -sv), node(u, su), c)
+    for sa, a, sb, b, c in rows:
+        if b < 0:
+            edge(node(sa, a, True), node(sa, a, False), c)
+            continue
+        edge(node(sb, b, True), node(sa, a, False), c)
+        edge(node(sa, a, True), node(sb, b, False), c)
     for k in range(n):
-        for i in range(n):
-            for j in range(n):
-                if m[i][k] + m[k][j] < m[i][j]:
-                    m[i][j] = m[i][k] + m[k][j]
-    if any(m[i][i] < 0 for i in range(n)):
-        return True
-    tight = [2 * math.floor(Fraction(m[i][i ^ 1]) / 2) if m[i][i ^ 1] < inf else inf
-             for i in range(n)]
-    return any(tight[i] + tight[i ^ 1] < 0 for i in range(n))
-
-
-def symplex_independent(nest: Nest, a: Access, b: Access, dirs: tuple[str, ...]) -> bool:
-    """Steps 1-5: True when SympleX's test calls the pair independent under `dirs`."""
-    names = [lp.var for lp in nest.loops]
-    ranges = box(nest)
-    for ea, eb in zip(a.index, b.index, strict=True):
-        ca, cb, rhs = _coeffs(ea, names), _coeffs(eb, names), eb.const - ea.const
-        if gcd_rules_out(ca, cb, rhs, dirs) or banerjee_rules_out(ca, cb, rhs, dirs, ranges):
+        edge(2 * k, 2 * k + 1, 0)
+        edge(2 * k + 1, 2 * k, 0)
+    for k in range(2 * n):
+        for i in range(2 * n):
+            for j in range(2 * n):
+                m[i][j] = min(m[i][j], m[i][k] + m[k][j])
+        if m[k][k] < 0:
             return True
-    return bool(utvpi_rules_out(_rows(nest, a, b, dirs)))
+    return any(m[i][i] < 0 for i in range(2 * n))
+
+
+def system_rows(cs: list[int], ls: list[int], us: list[int], target: int) -> list[tuple]:
+    """Step 6's constraints: each box, then one pair per pair of coefficients."""
+    n = len(cs)
+    rows: list[tuple] = []
+    for k in range(n):
+        rows += [(1, k, 0, -1, us[k]), (-1, k, 0, -1, -ls[k])]
+    for i in range(n):
+        for j in range(i + 1, n):
+            rem, rem2 = target, -target
+            for k in range(n):
+                if k in (i, j):
+                    continue
+                low = min(cs[i], cs[j], cs[k])
+                g = math.gcd(abs(low), abs(cs[k]))
+                if g > 1:
+                    rem = _truncate(rem, g)
+                rem -= cs[k] * (us[k] if cs[k] > 0 else ls[k])
+                rem2 += cs[k] * (ls[k] if cs[k] > 0 else us[k])
+            si, sj = (1 if cs[i] > 0 else -1), (1 if cs[j] > 0 else -1)
+            rows += [(si, i, sj, j, rem), (-si, i, -sj, j, rem2)]
+    return rows
+
+
+def subscript_independent(src: list[int], dst: list[int], c_src: int, c_dst: int,
+                          box: tuple[int, int] = PIPELINE_BOUNDS) -> bool:
+    """Steps 1-7 for one subscript (coefficients per loop and constants)."""
+    diff = [s - d for s, d in zip(src, dst, strict=True)]
+    target = -(c_src - c_dst)
+    if not any(diff):
+        return uniform_independent(src, dst, target)
+    cs = [c for c in diff if c]
+    if target % math.gcd(*cs) != 0:
+        return True
+    ls, us = [box[0]] * len(cs), [box[1]] * len(cs)
+    if interval_independent(cs, ls, us, target):
+        return True
+    if len(cs) == 1:
+        return target % cs[0] != 0 or not ls[0] <= target // cs[0] <= us[0]
+    return closure_infeasible(len(cs), system_rows(cs, ls, us, target))
+
+
+def symplex_independent(nest: Nest, later: Access, earlier: Access) -> bool:
+    """True when SympleX's test calls the pair independent: some subscript is."""
+    names = [lp.var for lp in nest.loops]
+    return any(subscript_independent(_coeffs(a, names), _coeffs(b, names), a.const, b.const)
+               for a, b in zip(later.index, earlier.index, strict=True))
+
+
+def pair_independent(nest: Nest, source: int, sink: int) -> bool:
+    """Stage 3's verdict on two distinct accesses: the later one is the test's src."""
+    later, earlier = max(source, sink), min(source, sink)
+    return symplex_independent(nest, nest.accesses[later], nest.accesses[earlier])
