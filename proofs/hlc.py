@@ -1,6 +1,7 @@
 """Chapter 19 obligations of RingKernel's hybrid logical clock: z3 over the spec's own tick,
-update, pack and unpack applied to 64-bit symbols (PO19.1-PO19.5), the order as a property
-(PO19.6), concurrent ticks as a model (PO19.7), and the wire ops' boundaries (PO19.8)."""
+update, device_update, pack and unpack applied to 64-bit symbols (PO19.1-PO19.5, PO19.9), the
+order as a property (PO19.6), concurrent ticks as a model (PO19.7), and the wire ops'
+boundaries (PO19.8)."""
 
 from __future__ import annotations
 
@@ -19,6 +20,7 @@ from ..spec.hlc import (
     _bumped,
     compare,
     device_receive,
+    device_update,
     pack,
     precedes,
     skewed,
@@ -28,6 +30,7 @@ from ..spec.hlc import (
 )
 from ..spec.hlc_concurrency import packed_step, tick_machine
 from ..spec.hlc_ops import (
+    _update_result,
     compare_domain,
     compare_op,
     pack_domain,
@@ -93,8 +96,9 @@ def tick_increases(f):
                          "_umax(clock.physical, recv.physical)"),
              Mutant.edit("reset when recv wins", "logical 0 unless the local physical wins",
                          update, "_and(_not(local), _not(remote))", "_not(local)"),
-             Mutant.edit("device rule", "update is the device's receive (E19.1 always on)",
-                         update, "if E19_1 in errata:", "if True:")),
+             Mutant.edit("device rule", "update is the device's receive (E19.1's rule)",
+                         update, "p = _umax(_umax(wall, clock.physical), recv.physical)",
+                         "return device_receive(clock, recv, errata)")),
 )
 def update_follows(f):
     c, m = _stamp("clock"), _stamp("recv")
@@ -166,21 +170,43 @@ def pack_keeps_order(f):
     "The device's receive rule (E19.1) can issue a timestamp that is not after the message it "
     "received: z3 finds a clock and message for it (sat), which the host rule never allows "
     "(PO19.2).",
-    covers=("hlc.update",),
+    covers=("hlc.device_update",),
     subject=device_receive,
     mutants=(Mutant.edit("device reads msg.logical", "the device takes max(L, msg.l) on a tie "
                          "and msg.l when the message is ahead", device_receive,
                          "select(ahead, 0, clock.logical)",
                          "select(ahead, recv.logical, _umax(clock.logical, recv.logical))"),
-             Mutant.edit("host rule", "update ignores E19.1", update,
+             Mutant.edit("host rule", "device_update ignores E19.1", device_update,
                          "if E19_1 in errata:", "if False:")),
 )
 def device_breaks_causality(_subject):
     c, m = _stamp("clock"), _stamp("recv")
     wall, drift = z3.BitVec("wall", 64), z3.BitVec("max_drift_us", 64)
-    r = update(c, m, wall, drift, frozenset({E19_1}))
+    r = device_update(c, m, wall, drift, frozenset({E19_1}))
     return [Query("a device timestamp not after its message",
                   z3.And(r.outcome == OK, z3.Not(precedes(m, r.clock))), expect="sat")]
+
+
+@z3_obligation(
+    "PO19.9",
+    "device_update without errata is the host rule: for every 64-bit clock, message, wall "
+    "clock and drift bound it issues what update issues (or refuses as update refuses), so a "
+    "kernel receiving on the device keeps PO19.2's causality.",
+    covers=("hlc.device_update",),
+    subject=device_update,
+    mutants=(Mutant.edit("device rule always", "the device's receive whatever the profile",
+                         device_update, "if E19_1 in errata:", "if True:"),
+             Mutant.edit("no skew check on the device", "the device ignores the drift "
+                         "bound: update's rule with max_drift_us = 2^64 - 1", device_update,
+                         "return update(clock, recv, wall, max_drift_us, errata)",
+                         "return update(clock, recv, wall, U64_MAX, errata)")),
+)
+def device_is_host_rule(f):
+    c, m = _stamp("clock"), _stamp("recv")
+    wall, drift = z3.BitVec("wall", 64), z3.BitVec("max_drift_us", 64)
+    dev, host = f(c, m, wall, drift), update(c, m, wall, drift)
+    return [Query("device_update differs from update",
+                  z3.Or(dev.outcome != host.outcome, z3.Not(_same(dev.clock, host.clock))))]
 
 
 SMALL = [HlcTimestamp(*t) for t in itertools.product((0, 1, 2**64 - 1), repeat=3)]
@@ -277,8 +303,9 @@ def _u64() -> st.SearchStrategy:
     mutants=(Mutant.edit("inclusive bound", "a message exactly at the bound is refused",
                          skewed, "return recv_physical > wall + max_drift_us",
                          "return recv_physical >= wall + max_drift_us"),
-             Mutant.edit("skew in ms", "skew_ms is not floored from microseconds", update_op,
-                         '"skew_ms": skew_us // 1000', '"skew_ms": skew_us // 1000 + 1')),
+             Mutant.edit("skew in ms", "skew_ms is not floored from microseconds",
+                         _update_result, '"skew_ms": skew_us // 1000',
+                         '"skew_ms": skew_us // 1000 + 1')),
 )
 def wire_boundaries(_subject):
     stamp = st.fixed_dictionaries({"physical": _u64(), "logical": _u64(), "node_id": _u64()})

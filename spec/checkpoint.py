@@ -9,8 +9,8 @@ Encoding a checkpoint (header created_at and flags, metadata, chunks), all littl
    (type, flags 0, uncompressed = compressed = the data's length, chunk_id) and its data.
 3. The 64-byte CheckpointHeader: magic "RKCKPT01", version 1, header_size 64, total_size the
    file's length (RingKernel: 56 and 8 less, E19.40), the chunk count, compression 0, the
-   checksum, flags, created_at (microseconds), 16 zero bytes. The checksum is CRC-32/IEEE over
-   the body (every byte after the header).
+   checksum, flags (RingKernel: 0, E19.46), created_at (microseconds), 16 zero bytes. The
+   checksum is CRC-32/IEEE over the body (every byte after the header).
 
 Decoding takes exactly what encoding writes, so encode(decode(b)) == b for every b it
 accepts. It rejects, as invalid_input naming the byte offset: fewer than 64 bytes, a bad magic,
@@ -37,6 +37,8 @@ SEED = SEEDS["ringkernel"]
 E19_40 = "E19.40"
 E19_41 = "E19.41"
 E19_42 = "E19.42"
+E19_46 = "E19.46"
+E19_47 = "E19.47"
 
 MAGIC = 0x524B434B50543031
 """"RKCKPT01" read as a little-endian u64. Real code: checkpoint.rs, CHECKPOINT_MAGIC."""
@@ -179,7 +181,8 @@ def header_values(c: Checkpoint, body: bytes, errata: frozenset[str] = NO_ERRATA
     header_size, total_size = sizes(HEADER_SIZE + len(body), errata)
     return {"magic": MAGIC, "version": VERSION, "header_size": header_size,
             "total_size": total_size, "chunk_count": len(c.chunks), "compression": 0,
-            "checksum": zlib.crc32(body), "flags": c.flags, "created_at": c.created_at,
+            "checksum": zlib.crc32(body), "flags": 0 if E19_46 in errata else c.flags,
+            "created_at": c.created_at,
             "_reserved": [0] * 16}
 
 

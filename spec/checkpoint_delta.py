@@ -27,6 +27,9 @@ apply(base, delta):
    replaced by the delta's chunk of its identity, then the delta's other chunks, E19.43).
 3. The metadata is the delta's without the two delta keys (RingKernel keeps them, E19.44).
 
+The result of delta and of apply keeps the header of new and of the delta (RingKernel makes a
+fresh one: flags 0, E19.46).
+
 So apply(base, delta(base, new)) == new for every base and new: deletions, order and repeated
 identities included.
 """
@@ -37,7 +40,7 @@ import struct as _struct
 import zlib
 from dataclasses import replace
 
-from .checkpoint import CHUNK_TYPES, KEYED, Checkpoint, Chunk
+from .checkpoint import CHUNK_TYPES, E19_46, KEYED, Checkpoint, Chunk
 from .errata import NO_ERRATA
 from .errors import InvalidInput
 
@@ -97,6 +100,12 @@ def with_custom(c: Checkpoint, custom: dict[str, str]) -> Checkpoint:
     return replace(c, metadata=replace(c.metadata, custom=tuple(custom.items())))
 
 
+def fresh_header(c: Checkpoint, errata: frozenset[str] = NO_ERRATA) -> Checkpoint:
+    """The checkpoint as delta and apply return it (RingKernel's Checkpoint::new: flags 0,
+    E19.46)."""
+    return replace(c, flags=0) if E19_46 in errata else c
+
+
 def delta_from(base: Checkpoint, new: Checkpoint, errata: frozenset[str] = NO_ERRATA
                ) -> Checkpoint:
     """Steps 1-2 of delta."""
@@ -118,7 +127,7 @@ def delta_from(base: Checkpoint, new: Checkpoint, errata: frozenset[str] = NO_ER
     custom[PARENT_KEY] = content_digest(base.chunks)
     if E19_43 not in errata:
         custom[LAYOUT_KEY] = ",".join(layout)
-    return replace(with_custom(new, custom), chunks=tuple(picked))
+    return fresh_header(replace(with_custom(new, custom), chunks=tuple(picked)), errata)
 
 
 def merged(base: Checkpoint, delta: Checkpoint) -> tuple[Chunk, ...]:
@@ -173,4 +182,4 @@ def applied(base: Checkpoint, delta: Checkpoint, errata: frozenset[str] = NO_ERR
         chunks = laid_out(base, delta, custom.get(LAYOUT_KEY))
     if E19_44 not in errata:
         custom = {k: v for k, v in custom.items() if k not in DELTA_KEYS}
-    return replace(with_custom(delta, custom), chunks=chunks)
+    return fresh_header(replace(with_custom(delta, custom), chunks=chunks), errata)

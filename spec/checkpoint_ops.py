@@ -6,7 +6,8 @@ chunks: [{type, id, data}]}. A chunk's type must be a ChunkType (1-8, 100); `id`
 chunk_id, part of its identity for DeviceMemory (5) and Custom (100) and 0 for other types.
 `custom` is the map as a list of entries in insertion order (keys unique); results list it
 in ascending key order. A delta is a checkpoint whose custom map holds the two delta keys
-(spec/checkpoint_delta.py).
+(spec/checkpoint_delta.py). RingKernel takes any u32 type and any chunk_id (E19.47): its
+digest, delta and apply pass over a type outside ChunkType, its encoding writes it.
 
 1. checkpoint.encode: the file (spec/checkpoint.py), with its header_size, total_size and
    checksum.
@@ -26,6 +27,8 @@ from .checkpoint import (
     E19_40,
     E19_41,
     E19_42,
+    E19_46,
+    E19_47,
     HEADER_SIZE,
     KEYED,
     SEED,
@@ -85,8 +88,11 @@ def pairs(custom: dict[str, str]) -> list[dict]:
 
 # ── wire <-> spec ────────────────────────────────────────────────────────────────────────────
 
-def chunks_from_wire(items: list[dict], path: str) -> tuple[Chunk, ...]:
+def chunks_from_wire(items: list[dict], path: str, errata: frozenset[str] = NO_ERRATA
+                     ) -> tuple[Chunk, ...]:
     for i, c in enumerate(items):
+        if E19_47 in errata:
+            break
         if c["type"] not in CHUNK_TYPES:
             raise InvalidInput(f"{path}[{i}].type: {c['type']} is not a ChunkType")
         if c["type"] not in KEYED and c["id"]:
@@ -105,15 +111,16 @@ def metadata_from_wire(m: dict, path: str) -> Metadata:
                     tuple((e["key"], e["value"]) for e in m["custom"]))
 
 
-def from_wire(header: dict | None, metadata: dict, chunks: list[dict], path: str
-              ) -> Checkpoint:
+def from_wire(header: dict | None, metadata: dict, chunks: list[dict], path: str,
+              errata: frozenset[str] = NO_ERRATA) -> Checkpoint:
     h = header or ZERO_HEADER
     return Checkpoint(metadata_from_wire(metadata, f"{path}metadata"),
-                      chunks_from_wire(chunks, f"{path}chunks"), h["created_at"], h["flags"])
+                      chunks_from_wire(chunks, f"{path}chunks", errata), h["created_at"],
+                      h["flags"])
 
 
-def checkpoint_arg(c: dict, name: str) -> Checkpoint:
-    return from_wire(c["header"], c["metadata"], c["chunks"], f"args.{name}.")
+def checkpoint_arg(c: dict, name: str, errata: frozenset[str] = NO_ERRATA) -> Checkpoint:
+    return from_wire(c["header"], c["metadata"], c["chunks"], f"args.{name}.", errata)
 
 
 def to_wire(c: Checkpoint) -> dict:
@@ -138,7 +145,7 @@ def json_wire(c: Checkpoint) -> dict:
 
 def encode_op(header: dict | None, metadata: dict, chunks: list[dict],
               errata: frozenset[str] = NO_ERRATA) -> dict:
-    data = encode(from_wire(header, metadata, chunks, "args."), errata)
+    data = encode(from_wire(header, metadata, chunks, "args.", errata), errata)
     header_size, total_size = sizes(len(data), errata)
     return {"hex": data, "header_size": header_size, "total_size": total_size,
             "checksum": int.from_bytes(data[32:36], "little")}
@@ -150,16 +157,17 @@ def decode_op(hex: bytes, errata: frozenset[str] = NO_ERRATA) -> dict:
 
 
 def digest_op(chunks: list[dict], errata: frozenset[str] = NO_ERRATA) -> dict:
-    return {"digest": content_digest(chunks_from_wire(chunks, "args.chunks"))}
+    return {"digest": content_digest(chunks_from_wire(chunks, "args.chunks", errata))}
 
 
 def delta_op(base: dict, new: dict, errata: frozenset[str] = NO_ERRATA) -> dict:
-    return to_wire(delta_from(checkpoint_arg(base, "base"), checkpoint_arg(new, "new"), errata))
+    return to_wire(delta_from(checkpoint_arg(base, "base", errata),
+                              checkpoint_arg(new, "new", errata), errata))
 
 
 def apply_op(base: dict, delta: dict, errata: frozenset[str] = NO_ERRATA) -> dict:
-    return to_wire(applied(checkpoint_arg(base, "base"), checkpoint_arg(delta, "delta"),
-                           errata))
+    return to_wire(applied(checkpoint_arg(base, "base", errata),
+                           checkpoint_arg(delta, "delta", errata), errata))
 
 
 # ── domains and edges ────────────────────────────────────────────────────────────────────────
@@ -258,7 +266,7 @@ declare(
                   header_size=Field(U32, "the header_size word"),
                   total_size=Field(U64, "the total_size word"),
                   checksum=Field(U32, "CRC-32/IEEE of the bytes after the header")),
-    spec=(encode,), errata=(E19_40, E19_41),
+    spec=(encode,), errata=(E19_40, E19_41, E19_46, E19_47),
     domain=lambda: checkpoint_values(small=False),
     edges=lambda: [{"metadata": {}, "chunks": []},
                    {"header": {"created_at": 1, "flags": 2}, "metadata": {
@@ -294,7 +302,7 @@ declare(
             "chunk's 16-byte identity record and data, in order.",
     args=record(chunks=Field(CHUNKS)),
     result=record(digest=Field(Utf8(), "8 lowercase hex digits")),
-    spec=(content_digest,), domain=lambda: st.fixed_dictionaries(
+    spec=(content_digest,), errata=(E19_47,), domain=lambda: st.fixed_dictionaries(
         {"chunks": st.lists(chunk_values(small=False), max_size=6)}),
     edges=lambda: [{"chunks": []}, {"chunks": [CB_123]}, {"chunks": [CB_123, PRESSURE]},
                    {"chunks": [PRESSURE, CB_123]}],
@@ -310,7 +318,8 @@ declare(
             "digest and new's chunk layout (which deletes what it does not name) recorded.",
     args=record(base=Field(CHECKPOINT), new=Field(CHECKPOINT)),
     result=record(**RESULT),
-    spec=(delta_from, content_digest), errata=(E19_43, E19_44), domain=delta_values,
+    spec=(delta_from, content_digest), errata=(E19_43, E19_44, E19_46, E19_47),
+    domain=delta_values,
     edges=lambda: [
         {"base": {"metadata": {}, "chunks": [CB_123]},
          "new": {"metadata": {}, "chunks": [CB_123, PRESSURE]}},
@@ -329,7 +338,7 @@ declare(
             "layout's, the metadata the delta's without the delta keys.",
     args=record(base=Field(CHECKPOINT), delta=Field(CHECKPOINT)),
     result=record(**RESULT),
-    spec=(applied, content_digest), errata=(E19_43, E19_44, E19_45),
+    spec=(applied, content_digest), errata=(E19_43, E19_44, E19_45, E19_46, E19_47),
     domain=apply_values,
     edges=lambda: [
         {"base": {"metadata": {}, "chunks": [CB_123]},
@@ -463,4 +472,62 @@ erratum(
     detail="The parent check runs only when the key is present, so a full checkpoint or a "
            "delta stripped of its key is applied on top of whatever base it is given. The "
            "spec requires the key.",
+)
+FLAGGED = {"header": {"created_at": 5, "flags": 1}, "metadata": {}, "chunks": []}
+"""A checkpoint whose header carries flags."""
+UNKNOWN_TYPES = {"base": _empty(chunks=({"type": 9, "id": 0, "data": "01"},)),
+                 "delta": _empty(chunks=({"type": 9, "id": 0, "data": "02"},
+                                         {"type": 99, "id": 0, "data": "03"}))}
+"""Chunk types 9 and 99, outside ChunkType, in a base and a delta."""
+
+erratum(
+    E19_46, "The header's flags are never written, and a delta or a restored checkpoint gets "
+            "a fresh header",
+    seed=SEED, location="crates/ringkernel-core/src/checkpoint.rs Checkpoint::to_bytes, "
+                        "CheckpointHeader::new, Checkpoint::delta_from, applied_with_delta",
+    ops=("checkpoint.encode", "checkpoint.delta", "checkpoint.apply"),
+    witness={"args": FLAGGED, "spec": {"hex": encode(Checkpoint(Metadata(), (), 5, 1)).hex()},
+             "seed": {"hex": encode(Checkpoint(Metadata(), (), 5, 1),
+                                    frozenset({E19_40, E19_46})).hex()}},
+    also=({"op": "checkpoint.delta", "args": {"base": _empty(), "new": FLAGGED},
+           "spec": {"header": {"created_at": 5, "flags": 1}},
+           "seed": {"header": {"created_at": 5, "flags": 0}}},
+          {"op": "checkpoint.apply", "args": {"base": _empty(), "delta": FLAGGED},
+           "spec": {"error": "invalid_input"},
+           "seed": {"header": {"created_at": 5, "flags": 0}}}),
+    flag="result",
+    detail="to_bytes writes CheckpointHeader::new(count, size), whose flags are 0 and whose "
+           "created_at is the wall clock at writing, so a checkpoint's own header (flags, "
+           "created_at) never reaches the file; delta_from and applied_with_delta build their "
+           "result with Checkpoint::new, a fresh header too. The seed profile takes the clock "
+           "to read the checkpoint's created_at (new's, the delta's), so only the flags differ: "
+           "always 0. The spec writes and keeps the header it is given.",
+)
+erratum(
+    E19_47, "A chunk of any type and chunk_id is taken: digest, delta and apply pass over "
+            "unknown types",
+    seed=SEED, location="crates/ringkernel-core/src/checkpoint.rs ChunkHeader, "
+                        "DataChunk::chunk_identity, content_digest, delta_from, "
+                        "applied_with_delta",
+    ops=("checkpoint.digest", "checkpoint.encode", "checkpoint.delta", "checkpoint.apply"),
+    witness={"args": {"chunks": [{"type": 0, "data": ""}]}, "spec": {"error": "invalid_input"},
+             "seed": {"digest": "00000000"}},
+    also=({"op": "checkpoint.apply", "args": UNKNOWN_TYPES, "spec": {"error": "invalid_input"},
+           "seed": {"chunks": [{"type": 9, "id": 0, "data": "01"}]}},
+          {"op": "checkpoint.delta",
+           "args": {"base": _empty(), "new": _empty(chunks=({"type": 1, "id": 3, "data": ""},
+                                                            {"type": 101, "id": 0,
+                                                             "data": "04"}))},
+           "spec": {"error": "invalid_input"},
+           "seed": {"chunks": [{"type": 1, "id": 3, "data": ""}]}},
+          {"op": "checkpoint.encode", "args": _empty(chunks=({"type": 9, "id": 0, "data": ""},)),
+           "spec": {"error": "invalid_input"}, "seed": {"checksum": 1853360039}}),
+    flag="result",
+    detail="ChunkHeader's chunk_type is a raw u32 and chunk_id a u64 on every type. A type "
+           "outside ChunkType (0, 9, 99, 101, 2^32 - 1) has no chunk_identity: the digest skips "
+           "it, delta_from drops it from the delta, applied_with_delta keeps the base's and "
+           "drops the delta's, and to_bytes writes it as it is. A chunk_id on a type without "
+           "ids is written and carried into a delta, but is no part of the identity, so two "
+           "ControlBlocks with different ids are one chunk to delta and apply. The spec refuses "
+           "both.",
 )

@@ -8,10 +8,11 @@ the timestamp it last issued (its node_id is the clock's own).
 2. tick(clock, wall): if wall > P the result is (wall, 0), else (P, L + 1); it carries the
    clock's node_id and becomes the clock.
 3. update(clock, recv, wall, max_drift_us): a message with recv.physical > wall + max_drift_us
-   (exact, no 64-bit wrap) is refused as clock_skew. Otherwise p = max(wall, P, recv.p) and
-   L' = max(L, recv.l) + 1 if p == P == recv.p; L + 1 if p == P only; recv.l + 1 if p ==
-   recv.p only; 0 if the wall clock alone wins. The result (p, L', own node_id) becomes the
-   clock.
+   (exact, no 64-bit wrap; RingKernel's release build wraps the sum, E19.6) is refused as
+   clock_skew. Otherwise p = max(wall, P, recv.p) and L' = max(L, recv.l) + 1 if p == P ==
+   recv.p; L + 1 if p == P only; recv.l + 1 if p == recv.p only; 0 if the wall clock alone
+   wins. The result (p, L', own node_id) becomes the clock. A kernel receiving on the device
+   follows the same rule (RingKernel's generated kernel has a rule of its own, E19.1).
 4. A logical counter never wraps: a tick or update that would need L' = 2^64 is refused as
    logical_overflow. A refused call leaves the clock as it was and issues nothing.
 5. pack: physical << 64 | logical << 16 | node_id into 128 bits, for logical < 2^48 and
@@ -53,6 +54,8 @@ E19_3 = "E19.3"
 """pack truncates node_id to 16 bits."""
 E19_4 = "E19.4"
 """The logical counter wraps to 0 at 2^64 (release build)."""
+E19_6 = "E19.6"
+"""wall + max_drift_us wraps at 2^64 (release build)."""
 
 HLC_TIMESTAMP = struct("HlcTimestamp", [
     Member("physical", u64, doc="microseconds since the UNIX epoch"),
@@ -149,8 +152,12 @@ def tick(clock: HlcTimestamp, wall: BitVal, errata: frozenset[str] = NO_ERRATA) 
     return _bumped(clock, advance, select(advance, wall, clock.physical), clock.logical, errata)
 
 
-def skewed(recv_physical: BitVal, wall: BitVal, max_drift_us: BitVal) -> Any:
-    """Step 3's refusal: recv.physical > wall + max_drift_us, the sum taken exactly."""
+def skewed(recv_physical: BitVal, wall: BitVal, max_drift_us: BitVal,
+           errata: frozenset[str] = NO_ERRATA) -> Any:
+    """Step 3's refusal: recv.physical > wall + max_drift_us, the sum taken exactly (E19.6:
+    mod 2^64)."""
+    if E19_6 in errata:
+        return _ult(add(wall, max_drift_us), recv_physical)
     if not (is_symbolic(recv_physical) or is_symbolic(wall) or is_symbolic(max_drift_us)):
         return recv_physical > wall + max_drift_us
     z3 = z3_module()
@@ -169,16 +176,23 @@ def device_receive(clock: HlcTimestamp, recv: HlcTimestamp,
 
 def update(clock: HlcTimestamp, recv: HlcTimestamp, wall: BitVal, max_drift_us: BitVal,
            errata: frozenset[str] = NO_ERRATA) -> HlcOutcome:
-    """Step 3 (E19.1: the device rule, which reads neither the wall clock nor recv.l)."""
-    if E19_1 in errata:
-        return device_receive(clock, recv, errata)
+    """Step 3, the host's HlcClock::update."""
     p = _umax(_umax(wall, clock.physical), recv.physical)
     local, remote = p == clock.physical, p == recv.physical
     base = select(_and(local, remote), _umax(clock.logical, recv.logical),
                   select(local, clock.logical, recv.logical))
     bumped = _bumped(clock, _and(_not(local), _not(remote)), p, base, errata)
-    skew = skewed(recv.physical, wall, max_drift_us)
+    skew = skewed(recv.physical, wall, max_drift_us, errata)
     return HlcOutcome(_pick(skew, clock, bumped.clock), select(skew, CLOCK_SKEW, bumped.outcome))
+
+
+def device_update(clock: HlcTimestamp, recv: HlcTimestamp, wall: BitVal, max_drift_us: BitVal,
+                  errata: frozenset[str] = NO_ERRATA) -> HlcOutcome:
+    """Step 3 on the device: the host rule (E19.1: the generated kernel's receive, which reads
+    neither the wall clock nor recv.l)."""
+    if E19_1 in errata:
+        return device_receive(clock, recv, errata)
+    return update(clock, recv, wall, max_drift_us, errata)
 
 
 def pack(ts: HlcTimestamp) -> BitVal:

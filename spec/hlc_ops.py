@@ -1,5 +1,6 @@
-"""Chapter 19 wire ops of RingKernel's hybrid logical clock: hlc.tick, hlc.update, hlc.pack,
-hlc.unpack and hlc.compare, with the errata of RingKernel 1.1.0 against spec/hlc.py.
+"""Chapter 19 wire ops of RingKernel's hybrid logical clock: hlc.tick, hlc.update (the host's
+HlcClock::update), hlc.device_update (a kernel receiving on the device), hlc.pack, hlc.unpack
+and hlc.compare, with the errata of RingKernel 1.1.0 against spec/hlc.py.
 
 A clock or timestamp on the wire is {physical, logical, node_id}, u64 integers, microseconds.
 A tick or update answers the clock after the call: ok with the issued timestamp, or ok false
@@ -16,6 +17,7 @@ from .hlc import (
     E19_2,
     E19_3,
     E19_4,
+    E19_6,
     LOGICAL_BITS,
     MAX_CLOCK_SKEW_MS,
     NODE_BITS,
@@ -26,6 +28,7 @@ from .hlc import (
     HlcTimestamp,
     compare,
     device_receive,
+    device_update,
     pack,
     precedes,
     skewed,
@@ -66,12 +69,24 @@ def tick_op(clock: dict, wall: int, errata: frozenset[str] = NO_ERRATA) -> dict:
     return _clock_result(tick(ts(clock), wall, errata))
 
 
+def _update_result(r: HlcOutcome, recv: dict, wall: int, max_drift_us: int) -> dict:
+    """The clock, and on clock_skew RingKernel's ClockSkew: recv.physical - wall (mod 2^64:
+    with E19.6 a message behind the wall clock can be refused) in us and floored ms."""
+    skew_us = (recv["physical"] - wall) % 2**64 if r.outcome == CLOCK_SKEW else 0
+    return _clock_result(r) | {"skew_us": skew_us, "skew_ms": skew_us // 1000,
+                               "max_ms": max_drift_us // 1000 if r.outcome == CLOCK_SKEW else 0}
+
+
 def update_op(clock: dict, recv: dict, wall: int, max_drift_us: int,
               errata: frozenset[str] = NO_ERRATA) -> dict:
     r = update(ts(clock), ts(recv), wall, max_drift_us, errata)
-    skew_us = recv["physical"] - wall if r.outcome == CLOCK_SKEW else 0
-    return _clock_result(r) | {"skew_us": skew_us, "skew_ms": skew_us // 1000,
-                               "max_ms": max_drift_us // 1000 if r.outcome == CLOCK_SKEW else 0}
+    return _update_result(r, recv, wall, max_drift_us)
+
+
+def device_update_op(clock: dict, recv: dict, wall: int, max_drift_us: int,
+                     errata: frozenset[str] = NO_ERRATA) -> dict:
+    r = device_update(ts(clock), ts(recv), wall, max_drift_us, errata)
+    return _update_result(r, recv, wall, max_drift_us)
 
 
 def pack_op(physical: int, logical: int, node_id: int,
@@ -136,6 +151,10 @@ GPU = {"clock": _t(5, 0), "recv": _t(5, 7, 2), "wall": 5, "max_drift_us": DEFAUL
 OVERFLOW_TICK = {"clock": _t(5, U64_MAX), "wall": 5}
 OVERFLOW_UPDATE = {"clock": _t(5, U64_MAX), "recv": _t(5, 0, 2), "wall": 5,
                    "max_drift_us": DEFAULT_DRIFT_US}
+WRAP = {"clock": _t(1, 0), "recv": _t(U64_MAX, 0, 2), "wall": 5, "max_drift_us": U64_MAX}
+"""wall + max_drift_us = 2^64 + 4: RingKernel's release build sums to 4 and refuses."""
+BEHIND = {"clock": _t(1, 0), "recv": _t(7, 0, 2), "wall": 10, "max_drift_us": U64_MAX - 4}
+"""A message behind the wall clock, refused when the sum wraps to 5."""
 
 
 def tick_edges() -> list[dict]:
@@ -145,16 +164,23 @@ def tick_edges() -> list[dict]:
             {"clock": _t(5, U64_MAX), "wall": 6}]
 
 
-def update_edges() -> list[dict]:
-    def up(clock, recv, wall, drift=DEFAULT_DRIFT_US):
-        return {"clock": clock, "recv": recv, "wall": wall, "max_drift_us": drift}
+def _up(clock: dict, recv: dict, wall: int, drift: int = DEFAULT_DRIFT_US) -> dict:
+    return {"clock": clock, "recv": recv, "wall": wall, "max_drift_us": drift}
 
-    return [GPU, SKEW, OVERFLOW_UPDATE,
+
+def update_edges() -> list[dict]:
+    up = _up
+    return [GPU, SKEW, OVERFLOW_UPDATE, WRAP, BEHIND,
             up(_t(10, 3), _t(10, 5, 2), 10), up(_t(10, 6), _t(10, 5, 2), 9),
             up(_t(10, 3), _t(8, 9, 2), 9), up(_t(8, 3), _t(10, 5, 2), 9),
             up(_t(8, 3), _t(9, 5, 2), 12), up(_t(8, 3), _t(110, 5, 2), 10, 100),
             up(_t(8, 3), _t(111, 5, 2), 10, 100), up(_t(1, 0), _t(U64_MAX, 0, 2), 5, U64_MAX),
             up(_t(1, 0), _t(5, U64_MAX, 2), 5), up(_t(1, 0), _t(3, 0, 2), 2, 0)]
+
+
+def device_update_edges() -> list[dict]:
+    return [GPU, SKEW, OVERFLOW_UPDATE, _up(_t(10, 3), _t(12, 5, 2), 9),
+            _up(_t(12, 3), _t(10, 5, 2), 15), _up(_t(7, U64_MAX), _t(9, 0, 2), 1)]
 
 
 def pack_edges() -> list[dict]:
@@ -192,8 +218,8 @@ declare(
 )
 declare(
     "hlc.update", chapter=19,
-    summary="HlcClock::update on receiving a timestamp: refuse a message more than "
-            "max_drift_us ahead of the wall clock, else max of wall, local and received "
+    summary="HlcClock::update on receiving a timestamp (the host): refuse a message more "
+            "than max_drift_us ahead of the wall clock, else max of wall, local and received "
             "physical with the logical rule of §3.2.",
     args=record(clock=Field(TIMESTAMP, "the local clock"),
                 recv=Field(TIMESTAMP, "the received timestamp"),
@@ -204,13 +230,36 @@ declare(
                   skew_us=Field(U64, "on clock_skew: recv.physical - wall; else 0"),
                   skew_ms=Field(U64, "ClockSkew.skew_ms: skew_us / 1000, floored"),
                   max_ms=Field(U64, "ClockSkew.max_ms: max_drift_us / 1000, floored")),
-    spec=(update, skewed, device_receive), errata=(E19_1, E19_4), domain=update_domain,
+    spec=(update, skewed), errata=(E19_4, E19_6), domain=update_domain,
     edges=update_edges,
     invalid=(InvalidCase("a string for recv.logical", lambda: st.just(
                  {**GPU, "recv": {**_t(5, 0), "logical": "seven"}}), "bad_request"),
              InvalidCase("a negative max_drift_us", lambda: st.just({**GPU, "max_drift_us": -5})),
              InvalidCase("a received physical of 2^64", lambda: st.just(
                  {**GPU, "recv": _t(2**64, 0)}))),
+    not_applicable={"numba": "one clock step per call, state carried from call to call",
+                    "cupy": "one clock step per call: nothing to spread over a device"},
+)
+declare(
+    "hlc.device_update", chapter=19,
+    summary="A kernel receiving a timestamp on the device: the host's receive rule, "
+            "hlc.update's (RingKernel's generated kernel ignores the message's logical counter "
+            "and the wall clock, E19.1).",
+    args=record(clock=Field(TIMESTAMP, "the kernel's clock"),
+                recv=Field(TIMESTAMP, "the received timestamp"),
+                wall=Field(U64, "the wall clock now, microseconds"),
+                max_drift_us=Field(U64, "how far ahead of the wall clock a message may be",
+                                   DEFAULT_DRIFT_US)),
+    result=record(**CLOCK_RESULT,
+                  skew_us=Field(U64, "on clock_skew: recv.physical - wall; else 0"),
+                  skew_ms=Field(U64, "ClockSkew.skew_ms: skew_us / 1000, floored"),
+                  max_ms=Field(U64, "ClockSkew.max_ms: max_drift_us / 1000, floored")),
+    spec=(device_update, device_receive), errata=(E19_1,), domain=update_domain,
+    edges=device_update_edges,
+    invalid=(InvalidCase("a string for recv.physical", lambda: st.just(
+                 {**GPU, "recv": {**_t(5, 0), "physical": "five"}}), "bad_request"),
+             InvalidCase("a logical counter of 2^64", lambda: st.just(
+                 {**GPU, "clock": _t(5, 2**64)}))),
     not_applicable={"numba": "one clock step per call, state carried from call to call",
                     "cupy": "one clock step per call: nothing to spread over a device"},
 )
@@ -253,20 +302,22 @@ erratum(
     E19_1, "The generated kernel's receive ignores the message's logical counter and the wall "
            "clock",
     seed=SEED, location="crates/ringkernel-cuda-codegen/src/ring_kernel.rs, the message loop's "
-                        "HLC update", ops=("hlc.update",),
+                        "HLC update", ops=("hlc.device_update",),
     witness={"args": GPU, "spec": {"ok": True, "physical": 5, "logical": 8},
              "seed": {"ok": True, "physical": 5, "logical": 1}},
-    also=({"op": "hlc.update", "args": SKEW, "spec": {"ok": False, "outcome": "clock_skew"},
+    also=({"op": "hlc.device_update", "args": SKEW,
+           "spec": {"ok": False, "outcome": "clock_skew"},
            "seed": {"ok": True, "physical": 1_200_000_000, "logical": 1}},),
     flag="result",
     detail="On the device a received message does: if msg.p > p then p = msg.p, l = 0; then "
            "l++ (and one more l++ when the message completes). msg.logical is never read, so "
            "local (5, 0) receiving (5, 7) becomes (5, 1), before the message it received: "
            "causality is broken. The wall clock and the drift bound are not read either, so "
-           "nothing is refused. The seed profile's hlc.update is this device rule (the host's "
-           "HlcClock::update agrees with the spec but for E19.4); the spec requires the host "
-           "rule on both sides. The device's tick (l++) ignores the wall clock as well, but it "
-           "still increases, so hlc.tick keeps the host rule. hlc.tla states the host rule "
+           "nothing is refused. The seed profile's hlc.device_update is this device rule; its "
+           "hlc.update is the host's HlcClock::update, which agrees with the spec but for "
+           "E19.4 and E19.6. The spec requires the host rule on both sides. The device's "
+           "tick (l++) ignores the wall clock as well, but it still increases, so hlc.tick "
+           "keeps the host rule. hlc.tla states the host rule "
            "only; with the device's, the chapter's hlc model breaks CausalOrdering after "
            "Tick(n1) and n2 receiving (0, 1).",
 )
@@ -305,4 +356,23 @@ erratum(
            "2^64 - 1 to 0, so the clock issues (P, 0), before every timestamp it issued at P "
            "(a debug build panics). A received logical of 2^64 - 1 reaches it directly. The "
            "spec refuses the call as logical_overflow and leaves the clock as it was.",
+)
+erratum(
+    E19_6, "The skew bound wall + max_drift_us wraps at 2^64, so a message is refused by a sum "
+           "that went round",
+    seed=SEED, location=f"{WHERE}, HlcClock::update", ops=("hlc.update",),
+    witness={"args": WRAP, "spec": {"ok": True, "physical": U64_MAX, "logical": 1},
+             "seed": {"ok": False, "outcome": "clock_skew", "physical": 1, "logical": 0,
+                      "skew_us": U64_MAX - 5, "skew_ms": (U64_MAX - 5) // 1000,
+                      "max_ms": U64_MAX // 1000}},
+    also=({"op": "hlc.update", "args": BEHIND, "spec": {"ok": True, "physical": 10, "logical": 0},
+           "seed": {"ok": False, "outcome": "clock_skew", "skew_us": U64_MAX - 2,
+                    "skew_ms": (U64_MAX - 2) // 1000}},),
+    flag="result",
+    detail="received.physical > wall + self.max_drift_us is computed in u64: the release build "
+           "(rustc -O, no overflow checks) wraps the sum, so with wall + max_drift_us >= 2^64 a "
+           "message is compared with the sum minus 2^64 and refused as ClockSkew, even one "
+           "behind the wall clock, whose skew_ms is then (received.physical - wall) wrapped "
+           "(a debug build panics on the overflow instead). The spec takes the sum exactly and "
+           "accepts both.",
 )

@@ -8,7 +8,8 @@ Steps: {"op": "register", "kernel", "tenant"?, "org_id"?, "engagement_id"?}, {"o
 "max_messages_per_sec"?}, {"op": "tick", "seconds"}, {"op": "send", "from", "to", "priority"?,
 "org_id"?, "engagement_id"?} (a non-zero tag is send_with_audit's), {"op": "receive",
 "kernel"}, {"op": "forward", "kernel"}. Message ids are 1, 2, ... in the order messages are
-made (RingKernel draws them at random).
+made (RingKernel draws them at random). The spec takes max_pending from 1 to MAX_PENDING_LIMIT
+(RingKernel checks none: 0 panics at the first register, E19.22).
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ MAX_KERNEL_NAME = 64
 """The spec's own bound on a kernel id's length (RingKernel's KernelId is any string)."""
 MAX_PENDING_LIMIT = 1 << 20
 """The spec's own bound on max_pending (tokio's channel refuses 0 and takes up to 2^61)."""
+E19_22 = "E19.22"
 REQUIRED = object()
 KERNEL = Utf8()
 
@@ -140,11 +142,16 @@ def run_step(b: kb.K2KBroker, op: str, f: dict, errata: frozenset[str] = NO_ERRA
 def simulate(max_pending: int, delivery_timeout_ms: int, max_hops: int, steps: Any,
              errata: frozenset[str] = NO_ERRATA) -> dict:
     """Run the steps in order on a fresh broker."""
-    if not 1 <= max_pending <= MAX_PENDING_LIMIT:
+    parsed = parsed_steps(steps)
+    if E19_22 in errata:
+        if max_pending == 0 and any(op == "register" for op, _ in parsed):
+            raise InvalidInput("args.max_pending: 0, and a register makes a channel of 0, "
+                               "which panics")
+    elif not 1 <= max_pending <= MAX_PENDING_LIMIT:
         raise InvalidInput(f"args.max_pending: a channel holds 1 to {MAX_PENDING_LIMIT} "
                            f"messages, got {max_pending}")
     b = kb.K2KBroker(max_pending, max_hops)
-    results = [run_step(b, op, f, errata) for op, f in parsed_steps(steps)]
+    results = [run_step(b, op, f, errata) for op, f in parsed]
     endpoints = [{"kernel": k, "tenant": ep.tenant, "registered": k in b.kernel_tenant
                   and b.tenants[b.kernel_tenant[k]].endpoints.get(k) is ep, "open": ep.open,
                   "queue": [message_wire(m) for m in ep.queue]} for k, ep in sorted(b.held.items())]
@@ -286,7 +293,7 @@ declare(
         config=Json("the broker's config", js.obj({k: js.uint(64) for k in (
             "max_pending", "delivery_timeout_ms", "max_hops")}))),
     spec=(kb.send, kb.deliver_in, kb.check_quota, kb.forward, kb.register), check=_check,
-    domain=domain, edges=edges, errata=(kb.E19_20, kb.E19_21),
+    domain=domain, edges=edges, errata=(kb.E19_20, kb.E19_21, E19_22),
     invalid=(InvalidCase("an unknown step", lambda: st.just(_args([{"op": "broadcast"}]))),
              InvalidCase("a string for a tenant", lambda: st.just(_args(
                  [{"op": "register", "kernel": "a", "tenant": "one"}]))),
@@ -348,4 +355,24 @@ erratum(
            "the first hop, and a route that leads back to the relay circulates the message "
            "for ever under new ids. The spec's relay hands the same message back to the broker "
            "in its tenant, keeping id and hop count, so the loop ends in MaxHopsExceeded.",
+)
+
+EMPTY_ZERO = _args([], max_pending=0)
+"""A broker whose channels would hold nothing, and no kernel registered."""
+
+erratum(
+    E19_22, "max_pending is not checked: 0 panics at the first register, and any u32 is taken",
+    seed=_RK, location="crates/ringkernel-core/src/k2k/mod.rs K2KConfig, "
+                       "K2KBroker::register_tenant",
+    ops=("k2k.simulate",),
+    witness={"args": EMPTY_ZERO, "spec": {"error": "invalid_input"},
+             "seed": {"results": [], "config": {"max_pending": 0, "delivery_timeout_ms": 5000,
+                                                "max_hops": 8}}},
+    also=({"op": "k2k.simulate", "args": _args([_reg("a")], max_pending=MAX_PENDING_LIMIT + 1),
+           "spec": {"error": "invalid_input"}, "seed": {"results": [{"dropped": []}]}},),
+    flag="result",
+    detail="K2KConfig::max_pending_messages is a usize nobody checks: the broker is built with "
+           "0, and the first register_tenant calls tokio's mpsc::channel(0), which panics "
+           "(\"mpsc bounded channel requires buffer > 0\"); above the spec's bound any size is "
+           "taken. The spec refuses a max_pending outside 1 to 2^20 up front.",
 )

@@ -2,14 +2,16 @@
 K2KRouteEntry) and the message envelope as ops `message.encode` and `message.decode`.
 
 Encode:
-1. the payload is at most MAX_PAYLOAD (64 KiB);
+1. the payload is at most MAX_PAYLOAD (64 KiB) (RingKernel writes any length: E4.106);
 2. the header gets MAGIC, VERSION, the caller's fields, payload_size, and checksum =
    CRC-32/IEEE of the payload (RingKernel's host path writes 0: E4.100);
-3. the envelope is the 256-byte header followed by the payload.
+3. the envelope is the 256-byte header followed by the payload; the header's 24 bytes after
+   its last member are zero (RingKernel copies them from uninitialised memory: E4.105).
 Decode:
 1. the envelope holds at least the 256-byte header;
 2. magic is MAGIC and version is VERSION (RingKernel accepts any version <= 1: E4.101);
-3. payload_size is at most MAX_PAYLOAD and is the number of bytes after the header;
+3. payload_size is at most MAX_PAYLOAD and is the number of bytes after the header
+   (RingKernel takes that many and ignores any bytes after them: E4.107);
 4. the checksum is CRC-32/IEEE of the payload (RingKernel never checks it on the host: E4.100).
 Reserved bytes are written as zero and ignored when read.
 
@@ -34,6 +36,9 @@ RINGKERNEL = SEEDS["ringkernel"]
 
 E4_100 = "E4.100"
 E4_101 = "E4.101"
+E4_105 = "E4.105"
+E4_106 = "E4.106"
+E4_107 = "E4.107"
 MAGIC = 0x52494E474B45524E
 """b"RINGKERN" read as a big-endian u64 (MessageHeader::MAGIC)."""
 VERSION = 1
@@ -96,7 +101,7 @@ def checksum(payload: bytes, errata: frozenset[str] = NO_ERRATA) -> int:
 
 def encode(fields: dict, payload: bytes, errata: frozenset[str] = NO_ERRATA) -> bytes:
     """Encode steps 1-3; `fields` are the caller's header members."""
-    if len(payload) > MAX_PAYLOAD:
+    if len(payload) > MAX_PAYLOAD and E4_106 not in errata:
         raise InvalidInput(f"args.payload: {len(payload)} bytes exceed the {MAX_PAYLOAD}-byte "
                            f"limit")
     values = MESSAGE_HEADER.default_values() | fields
@@ -119,9 +124,11 @@ def decode(envelope: bytes, errata: frozenset[str] = NO_ERRATA) -> tuple[dict, b
     if h["payload_size"] > MAX_PAYLOAD:
         raise InvalidInput(f"args.envelope.payload_size: {h['payload_size']} exceeds "
                            f"{MAX_PAYLOAD}")
-    if h["payload_size"] != len(payload):
+    if h["payload_size"] != len(payload) and not (E4_107 in errata
+                                                  and h["payload_size"] < len(payload)):
         raise InvalidInput(f"args.envelope.payload_size: {h['payload_size']} but "
                            f"{len(payload)} bytes follow the header")
+    payload = payload[:h["payload_size"]]
     if E4_100 not in errata and h["checksum"] != checksum(payload):
         raise InvalidInput(f"args.envelope.checksum: 0x{h['checksum']:08x}, the payload's "
                            f"CRC-32 is 0x{checksum(payload):08x}")
@@ -185,6 +192,12 @@ def _decode_domain() -> st.SearchStrategy:
     return build()
 
 
+TRAILING = _envelope(crc=0) + "00ff"
+"""A host envelope (checksum 0) with two bytes after its payload."""
+BIG = {"payload": "00" * (MAX_PAYLOAD + 1)}
+"""A payload one byte over MAX_PAYLOAD."""
+
+
 declare(
     "message.encode", chapter=4,
     summary="RingKernel's message envelope: a 256-byte MessageHeader (MAGIC, VERSION, the "
@@ -199,7 +212,7 @@ declare(
                 deadline=Field(HLC_WIRE, "HlcTimestamp; all zero: none", [0, 0, 0])),
     result=record(envelope=Field(BYTES, "header then payload"),
                   checksum=Field(BITS32, "the header's checksum")),
-    spec=(encode, checksum), domain=_encode_domain, errata=(E4_100,),
+    spec=(encode, checksum), domain=_encode_domain, errata=(E4_100, E4_105, E4_106),
     invalid=(InvalidCase("a payload of 64 KiB + 1", lambda: st.just(
                  {"payload": "00" * (MAX_PAYLOAD + 1)})),
              InvalidCase("a message id given as a decimal string", lambda: st.just(
@@ -218,7 +231,7 @@ declare(
     args=record(envelope=Field(BYTES, "a MessageHeader followed by the payload")),
     result=record(**CALLER, magic=HASH64, version=U32, payload_size=U64, checksum=BITS32,
                   payload=BYTES),
-    spec=(decode, checksum), domain=_decode_domain, errata=(E4_100, E4_101),
+    spec=(decode, checksum), domain=_decode_domain, errata=(E4_100, E4_101, E4_107),
     invalid=(InvalidCase("an envelope shorter than the header", lambda: st.just(
                  {"envelope": "00" * 255})),
              InvalidCase("a wrong checksum", lambda: st.just({"envelope": _envelope(crc=1)})),
@@ -226,7 +239,8 @@ declare(
     not_applicable={"numba": "one CRC-32 and a 256-byte header per message: zlib's work",
                     "cupy": "one CRC-32 and a 256-byte header per message: zlib's work"},
     edges=lambda: [{"envelope": _envelope()}, {"envelope": _envelope(crc=0)},
-                   {"envelope": _envelope(0)}, {"envelope": _envelope(payload=b"")}],
+                   {"envelope": _envelope(0)}, {"envelope": _envelope(payload=b"")},
+                   {"envelope": TRAILING}],
 )
 
 erratum(
@@ -257,4 +271,50 @@ erratum(
     detail="validate (and the generated message_header_validate) test version <= VERSION, "
            "so version 0, which no writer produces, reads as a valid envelope. The spec "
            "accepts VERSION only.",
+)
+erratum(
+    E4_105, "The envelope's last 24 header bytes are uninitialised memory",
+    seed=SEEDS["ringkernel"],
+    location="crates/ringkernel-core/src/message.rs MessageHeader::as_bytes, "
+             "MessageEnvelope::to_bytes",
+    ops=("message.encode",),
+    witness={"args": {"payload": ""},
+             "spec": "bytes 232-255 of the envelope are zero",
+             "seed": "bytes 232-255 are whatever the stack held: two runs of the real code gave "
+                     "...eded6c6b25560000...90ec6590fe7f0000 and ...0400000000000000"
+                     "...80368a3cfd7f0000 (pointers)"},
+    flag="ub",
+    detail="MessageHeader is repr(C, align(64)) with 232 bytes of members, so size_of is 256 "
+           "and the last 24 bytes are padding. as_bytes makes a &[u8] over all 256 bytes, "
+           "reading padding that no constructor writes: undefined behaviour, and in practice "
+           "stale stack bytes (addresses among them) go into every envelope to_bytes writes. "
+           "The spec writes zeros there, and so does the seed profile (the real-code adapter "
+           "builds the header in zeroed memory, one content the padding may have).",
+)
+erratum(
+    E4_106, "An envelope is written with a payload over 64 KiB",
+    seed=SEEDS["ringkernel"],
+    location="crates/ringkernel-core/src/message.rs MessageHeader::new, "
+             "MessageEnvelope::to_bytes",
+    ops=("message.encode",),
+    witness={"args": BIG, "spec": {"error": "invalid_input"},
+             "seed": {"checksum": "0x00000000"}},
+    flag="result",
+    detail="Nothing on the writing side compares the payload with MAX_PAYLOAD_SIZE: new takes "
+           "any usize as payload_size and to_bytes appends the whole payload, so an envelope "
+           "that from_bytes (validate: payload_size <= 64 KiB) refuses is written. The spec "
+           "refuses the payload when encoding.",
+)
+erratum(
+    E4_107, "Bytes after the payload are ignored",
+    seed=SEEDS["ringkernel"],
+    location="crates/ringkernel-core/src/message.rs MessageEnvelope::from_bytes",
+    ops=("message.decode",),
+    witness={"args": {"envelope": TRAILING}, "spec": {"error": "invalid_input"},
+             "seed": {"payload_size": 9, "payload": CHECK_PAYLOAD.hex()}},
+    flag="result",
+    detail="from_bytes checks only that payload_size bytes follow the header and takes them, "
+           "so any bytes after the payload are dropped without a word: an envelope and that "
+           "envelope with garbage appended decode alike. The spec requires payload_size to be "
+           "the number of bytes after the header.",
 )

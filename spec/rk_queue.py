@@ -2,8 +2,9 @@
 
 1. capacity = the next power of two of the requested capacity (RingKernel's
    `usize::next_power_of_two`, so a request of 0 gives 1); mask = capacity - 1. The spec
-   refuses requests above MAX_CAPACITY (RingKernel's largest tier is 16384; past 2^63 its
-   rounding overflows).
+   refuses requests above MAX_CAPACITY (RingKernel's largest tier is 16384; SpscQueue::new
+   takes any, and past 2^63 its release build rounds to 0, a queue that refuses every
+   message: E4.108).
 2. head (producer) and tail (consumer) are free-running u64 counters, both starting at
    `start` (0 in RingKernel; any value here, so that wrapping past 2^64 can be run).
 3. enqueue: full iff head - tail >= capacity (mod 2^64): dropped += 1, outcome queue_full;
@@ -24,6 +25,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from . import shapes as js
+from .errata import NO_ERRATA, SEEDS, erratum
 from .errors import InvalidInput
 from .layout import u64
 from .registry import InvalidCase, declare
@@ -35,6 +37,7 @@ WORD = 1 << 64
 MAX_CAPACITY = 1 << 16
 """The spec's bound on the requested capacity."""
 OK, QUEUE_FULL, QUEUE_EMPTY = "ok", "queue_full", "queue_empty"
+E4_108 = "E4.108"
 
 
 @dataclass
@@ -55,17 +58,21 @@ class SpscQueue:
         return self.capacity - 1
 
 
-def round_capacity(requested: int) -> int:
-    """Step 1: the smallest power of two >= requested (1 for 0)."""
+def round_capacity(requested: int, errata: frozenset[str] = NO_ERRATA) -> int:
+    """Step 1: the smallest power of two >= requested (1 for 0; E4.108: any u64, 0 past
+    2^63)."""
+    if E4_108 in errata and MAX_CAPACITY < requested < WORD:
+        return 0 if requested > WORD // 2 else 1 << (requested - 1).bit_length()
     if not 0 <= requested <= MAX_CAPACITY:
         raise InvalidInput(f"args.capacity: {requested} is over the spec's bound "
                            f"{MAX_CAPACITY}")
     return 1 if requested <= 1 else 1 << (requested - 1).bit_length()
 
 
-def new_queue(requested: int, start: int = 0) -> SpscQueue:
+def new_queue(requested: int, start: int = 0, errata: frozenset[str] = NO_ERRATA
+              ) -> SpscQueue:
     """Steps 1-2."""
-    return SpscQueue(round_capacity(requested), start, start)
+    return SpscQueue(round_capacity(requested, errata), start, start)
 
 
 def depth(q: SpscQueue) -> int:
@@ -129,9 +136,10 @@ def final_state(q: SpscQueue) -> dict:
             "depth": (q.enqueued - q.dequeued) % WORD, "max_depth": q.max_depth}
 
 
-def simulate_op(capacity: int, steps: Any, start: int = 0) -> dict:
+def simulate_op(capacity: int, steps: Any, start: int = 0,
+                errata: frozenset[str] = NO_ERRATA) -> dict:
     """Run the steps on a fresh queue."""
-    q = new_queue(capacity, start)
+    q = new_queue(capacity, start, errata)
     results: list[dict] = []
     for op, message in queue_steps(steps):
         if op == "enqueue":
@@ -146,7 +154,8 @@ def simulate_op(capacity: int, steps: Any, start: int = 0) -> dict:
 
 
 def check_args(a: dict) -> None:
-    round_capacity(a["capacity"])
+    """The steps, whatever the profile (the capacity's bound depends on it: simulate_op)."""
+    queue_steps(a["steps"])
 
 
 def _domain() -> st.SearchStrategy:
@@ -179,7 +188,7 @@ declare(
                   depth=Field(U64, "enqueued - dequeued"),
                   max_depth=Field(U64, "the largest head - tail after an enqueue")),
     spec=(round_capacity, try_enqueue, try_dequeue, is_full, is_empty), domain=_domain,
-    check=check_args,
+    check=check_args, errata=(E4_108,),
     not_applicable={"cupy": "the steps are one sequence; each depends on the state the last "
                             "one left"},
     invalid=(InvalidCase("a capacity of 2^70", lambda: st.just({"capacity": 2**70,
@@ -198,4 +207,27 @@ declare(
         {"capacity": 2, "steps": _enq(1, 2) + [DEQ] + _enq(3, 4) + [DEQ] * 3,
          "start": WORD - 2},
         {"capacity": MAX_CAPACITY, "steps": [*_enq(WORD - 1), DEQ]}],
+)
+
+OVER_BOUND = {"capacity": MAX_CAPACITY + 1, "steps": [*_enq(7), DEQ]}
+"""A request past the spec's bound: RingKernel makes a queue of 2^17."""
+WRAPPED = {"capacity": WORD // 2 + 1, "steps": [*_enq(7), DEQ]}
+"""A request past 2^63: next_power_of_two wraps to 0 in RingKernel's release build."""
+
+erratum(
+    E4_108, "SpscQueue::new takes any capacity, and one past 2^63 makes a queue of 0",
+    seed=SEEDS["ringkernel"], location="crates/ringkernel-core/src/queue.rs SpscQueue::new",
+    ops=("queue.simulate",),
+    witness={"args": WRAPPED, "spec": {"error": "invalid_input"},
+             "seed": {"capacity": 0, "dropped": 1,
+                      "results": [{"outcome": QUEUE_FULL, "capacity": 0},
+                                  {"outcome": QUEUE_EMPTY}]}},
+    also=({"op": "queue.simulate", "args": OVER_BOUND, "spec": {"error": "invalid_input"},
+           "seed": {"capacity": 2 * MAX_CAPACITY, "enqueued": 1, "dequeued": 1}},),
+    flag="result",
+    detail="capacity.next_power_of_two() is not checked: a request of 2^63 + 1 or more wraps "
+           "to 0 in the release build (a debug build panics), mask = 0 - 1 wraps too, and "
+           "every enqueue finds head - tail >= 0 and is dropped as QueueFull { capacity: 0 }. "
+           "Below that any request is honoured, one envelope slot per place, so a caller can "
+           "ask for a queue of 2^40 slots. The spec refuses requests above its bound of 2^16.",
 )

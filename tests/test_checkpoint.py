@@ -196,7 +196,7 @@ def test_hypothesis_finds_e19_43s_witness_under_the_seed_profile():
     assert found["new"]["chunks"] == checkpoint_ops.FOUND_NEW["chunks"] == []
 
 
-@pytest.mark.parametrize("eid", [f"E19.{n}" for n in range(40, 46)])
+@pytest.mark.parametrize("eid", [f"E19.{n}" for n in range(40, 48)])
 def test_each_erratum_reproduces(eid):
     assert check(REGISTRY.errata[eid]) == "reproduced"
 
@@ -209,3 +209,21 @@ def test_the_two_headers_lie_at_the_facts_sheets_offsets():
                               "flags": 36, "created_at": 40, "_reserved": 48}
     assert chunk.offsets == {"chunk_type": 0, "flags": 4, "uncompressed_size": 8,
                              "compressed_size": 16, "chunk_id": 24}
+
+
+def test_real_headers_and_chunk_types_under_the_seed_profile():
+    """E19.46 and E19.47: the real checkpoint.rs at 6c1ecbd (rustc -O) answered these."""
+    flagged = {"header": {"created_at": 5, "flags": 1}, "metadata": {}, "chunks": []}
+    assert _ask("checkpoint.delta", {"base": _ck(), "new": flagged}, SEED)["header"] == \
+        {"created_at": 5, "flags": 0}
+    out = _ask("checkpoint.encode", {"metadata": {}, "chunks": [{"type": 9, "data": ""}]}, SEED)
+    assert (out["checksum"], out["total_size"]) == (1853360039, 160)
+    assert _ask("checkpoint.digest", {"chunks": [{"type": 0, "data": ""}]}, SEED) == \
+        {"digest": "00000000"}
+    base, delta = _ck({"type": 9, "id": 0, "data": "01"}), \
+        _ck({"type": 9, "id": 0, "data": "02"}, {"type": 99, "id": 0, "data": "03"})
+    assert _ask("checkpoint.apply", {"base": base, "delta": delta}, SEED)["chunks"] == \
+        [{"type": 9, "id": 0, "data": "01"}]
+    new = _ck({"type": 1, "id": 3, "data": ""}, {"type": 101, "id": 0, "data": "04"})
+    assert _ask("checkpoint.delta", {"base": _ck(), "new": new}, SEED)["chunks"] == \
+        [{"type": 1, "id": 3, "data": ""}]

@@ -38,9 +38,14 @@ def _tick(clock: dict, wall: int, profile: str = "crucible") -> dict:
 
 
 def _update(clock: dict, recv: dict, wall: int, drift: int = 60_000_000,
-            profile: str = "crucible") -> dict:
+            profile: str = "crucible", op: str = "hlc.update") -> dict:
     args = {"clock": clock, "recv": recv, "wall": wall, "max_drift_us": drift}
-    return _ask("hlc.update", args, profile)["result"]
+    return _ask(op, args, profile)["result"]
+
+
+def _device(clock: dict, recv: dict, wall: int, drift: int = 60_000_000,
+            profile: str = "crucible") -> dict:
+    return _update(clock, recv, wall, drift, profile, "hlc.device_update")
 
 
 def _stamp(r: dict) -> tuple:
@@ -113,11 +118,31 @@ def test_skew_boundary_is_exact():
 def test_device_rule_under_both_profiles():
     """Local (5, 0) receiving (5, 7) with wall 5: the spec gives (5, 8), RingKernel's kernel
     (5, 1), which is before the message."""
-    assert _stamp(_update(_t(5, 0), _t(5, 7, 2), 5)) == (True, "ok", 5, 8, 1)
-    assert _stamp(_update(_t(5, 0), _t(5, 7, 2), 5, profile=SEED)) == (True, "ok", 5, 1, 1)
+    assert _stamp(_device(_t(5, 0), _t(5, 7, 2), 5)) == (True, "ok", 5, 8, 1)
+    assert _stamp(_device(_t(5, 0), _t(5, 7, 2), 5, profile=SEED)) == (True, "ok", 5, 1, 1)
     # a message ahead: (recv.p, 0) then l++; the wall clock and the bound are not read
-    assert _stamp(_update(_t(5, 9), _t(7, 4, 2), 100, 0, SEED)) == (True, "ok", 7, 1, 1)
-    assert _update(_t(5, 9), _t(7, 4, 2), 1, 0)["outcome"] == "clock_skew"
+    assert _stamp(_device(_t(5, 9), _t(7, 4, 2), 100, 0, SEED)) == (True, "ok", 7, 1, 1)
+    assert _device(_t(5, 9), _t(7, 4, 2), 1, 0)["outcome"] == "clock_skew"
+
+
+def test_host_update_under_the_seed_profile():
+    """hlc.update is HlcClock::update: the real code at 6c1ecbd (rustc -O) answered these."""
+    assert _stamp(_update(_t(5, 0), _t(5, 7, 2), 5, profile=SEED)) == (True, "ok", 5, 8, 1)
+    assert _stamp(_update(_t(5, 9), _t(7, 4, 2), 100, 0, SEED)) == (True, "ok", 100, 0, 1)
+    out = _update(_t(5, 9), _t(7, 4, 2), 1, 0, SEED)
+    assert (_stamp(out), out["skew_ms"], out["max_ms"]) == ((False, "clock_skew", 5, 9, 1), 0, 0)
+
+
+def test_skew_sum_wraps_in_the_release_build():
+    """E19.6: wall + max_drift_us past 2^64 wraps; the real code at 6c1ecbd (rustc -O) refused
+    both messages with these ClockSkew values (a debug build panics)."""
+    out = _update(_t(1, 0), _t(MAX, 0, 2), 5, MAX, SEED)
+    assert (_stamp(out), out["skew_ms"], out["max_ms"]) == (
+        (False, "clock_skew", 1, 0, 1), 18446744073709551, 18446744073709551)
+    out = _update(_t(1, 0), _t(7, 0, 2), 10, MAX - 4, SEED)
+    assert (_stamp(out), out["skew_us"], out["skew_ms"]) == (
+        (False, "clock_skew", 1, 0, 1), MAX - 2, 18446744073709551)
+    assert _stamp(_update(_t(1, 0), _t(7, 0, 2), 10, MAX - 4)) == (True, "ok", 10, 0, 1)
 
 
 def test_update_overflow():

@@ -213,3 +213,12 @@ def test_unregistered_endpoint_keeps_its_queue_but_gets_no_more():
 def test_bad_input_names_the_field(args, field):
     error = _ask(args)["error"]
     assert error["code"] in ("invalid_input", "bad_request") and field in error["message"]
+
+
+def test_real_max_pending_under_the_seed_profile():
+    """E19.22: the real broker at 6c1ecbd answered an empty run with max_pending 0, panicked at
+    the first register with it, and took 2^20 + 1."""
+    assert _run([], RK, max_pending=0)["config"]["max_pending"] == 0
+    assert _ask({"steps": [reg("a")], "max_pending": 0}, RK)["error"]["code"] == "invalid_input"
+    assert _run([reg("a")], RK, max_pending=2**20 + 1)["results"] == [{"dropped": []}]
+    assert _ask({"steps": [], "max_pending": 0})["error"]["code"] == "invalid_input"

@@ -286,6 +286,33 @@ def test_a_torn_read_is_four_steps():
                      "receiver poll (tail 0)", "receiver read (ticket 0)"]
 
 
-@pytest.mark.parametrize("eid", ["E4.100", "E4.101", "E4.102", "E4.103", "E4.104"])
+@pytest.mark.parametrize("eid", ["E4.100", "E4.101", "E4.102", "E4.103", "E4.104", "E4.106",
+                                 "E4.107", "E4.108"])
 def test_every_erratum_reproduces(eid):
     assert check(REGISTRY.errata[eid]).startswith("reproduced")
+
+
+def test_real_queue_capacities_under_the_seed_profile():
+    """E4.108: the real SpscQueue at 6c1ecbd (rustc -O) answered these: 2^16 + 1 rounds to
+    2^17, and 2^63 + 1 wraps to a queue of 0 that drops every message."""
+    steps = [*_enq(7), DEQ]
+    r = _ask("queue.simulate", {"capacity": 65537, "steps": steps}, profile=RK)["result"]
+    assert (r["capacity"], r["results"]) == (131072, [OK, _got(7)])
+    r = _ask("queue.simulate", {"capacity": 2**63 + 1, "steps": steps}, profile=RK)["result"]
+    assert (r["capacity"], r["results"], r["dropped"], r["head"]) == (0, [_full(0), EMPTY], 1, 0)
+    assert _ask("queue.simulate", {"capacity": 2**63 + 1, "steps": []})["error"]["code"] == \
+        "invalid_input"
+
+
+def test_real_envelopes_under_the_seed_profile():
+    """E4.106 and E4.107: the real MessageEnvelope at 6c1ecbd wrote a 64 KiB + 1 payload, and
+    read an envelope with two bytes after its 9-byte payload as that payload."""
+    r = _ask("message.encode", {"payload": "00" * 65537}, profile=RK)["result"]
+    assert (len(r["envelope"]), r["checksum"]) == (2 * (256 + 65537), "0x00000000")
+    assert r["envelope"][128:144] == "0100010000000000"
+    env = _ask("message.encode", {"payload": "313233343536373839", "message_type": 7,
+                                  "source_kernel": 1, "dest_kernel": 2}, profile=RK)["result"]
+    r = _ask("message.decode", {"envelope": env["envelope"] + "00ff"}, profile=RK)["result"]
+    assert (r["payload_size"], r["payload"]) == (9, "313233343536373839")
+    assert _ask("message.decode", {"envelope": env["envelope"] + "00ff"})["error"]["code"] == \
+        "invalid_input"
