@@ -165,8 +165,8 @@ def alloc_batch(requests, mode, budget, errata=NO_ERRATA):
     modes = Utf8().from_column(mode)
     rows = [alloc_one(r, m, int(b), errata) for r, m, b in zip(requests, modes, budget,
                                                                   strict=True)]
-    return {"offsets": [r["offsets"] for r in rows]} | {
-        k: np.array([r[k] for r in rows], dtype=np.int64)
+    return {"offsets": [r["offsets"] for r in rows]} | {  # u64: a peak may pass 2^63 - 1
+        k: np.array([r[k] for r in rows], dtype=np.uint64)
         for k in ("peak_bytes", "reused", "allocation_events", "overlap_pairs",
                   "pressure_events", "remat_tensors", "remat_bytes")}
 
