@@ -16,6 +16,7 @@ from ..spec.pyc_alloc import (
     MISALIGNED,
     AllocPlan,
     AllocRequest,
+    benefit,
     build_plan,
     overlaps,
     place,
@@ -123,12 +124,13 @@ def _budget(args: dict) -> None:
             (0, 0, before.peak_bytes)
         return
     assert plan.pressure_events == 1
+    gaining = sum(benefit(r) > 0 for r in reqs)
     if args["mode"] == "utilization_first":
         assert plan.remat_tensors == 0 and plan.peak_bytes == before.peak_bytes
     elif args["mode"] == "balanced":
-        assert plan.remat_tensors == min(1, len(reqs))
+        assert plan.remat_tensors == min(1, gaining)
     else:
-        assert plan.remat_bytes >= excess or plan.remat_tensors == len(reqs)
+        assert plan.remat_bytes >= excess or plan.remat_tensors == gaining
     expected = args["budget"] if plan.remat_bytes >= excess else before.peak_bytes - \
         plan.remat_bytes
     assert plan.peak_bytes == expected, (plan, expected)
@@ -137,8 +139,9 @@ def _budget(args: dict) -> None:
 @property_obligation(
     "PO10.202",
     "The budget's accounting moves no offset; with pressure it counts one pressure event, and "
-    "UTILIZATION_FIRST rematerializes nothing, BALANCED exactly one tensor, MEMORY_FIRST until "
-    "the excess is covered or no candidate is left; the peak is then the budget when covered, "
+    "UTILIZATION_FIRST rematerializes nothing, BALANCED exactly one tensor (none when no "
+    "request has a benefit above 0), MEMORY_FIRST until the excess is covered or no request "
+    "with a benefit is left; the peak is then the budget when covered, "
     "else the mark less what was relieved.",
     covers=("pyc.alloc",),
     subject=rematerialize,
@@ -149,6 +152,8 @@ def _budget(args: dict) -> None:
                     rematerialize, "else plan.peak_bytes - relieved", "else plan.peak_bytes"),
         Mutant.edit("utilization rematerializes", "UTILIZATION_FIRST targets the excess",
                     rematerialize, '"utilization_first": 0', '"utilization_first": excess'),
+        Mutant.edit("zero benefit picked", "a request that relieves nothing is a candidate",
+                    rematerialize, "if benefit(r) > 0]", "if benefit(r) >= 0]"),
     ),
 )
 def budget_accounting(_subject):

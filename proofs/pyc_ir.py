@@ -82,8 +82,10 @@ def verify_and_text(_subject):
 
 def _strings_ordered(case: tuple[str, str]) -> None:
     a, b = case
-    one = cache_key(7, 0, CompileOptions(autotune_db_path=a, dist_config_json=b))
-    two = cache_key(7, 0, CompileOptions(autotune_db_path=b, dist_config_json=a))
+    one = cache_key(7, 0, CompileOptions(autotune_db_path=a, dist_enabled=True,
+                                         dist_backend_path=b))
+    two = cache_key(7, 0, CompileOptions(autotune_db_path=b, dist_enabled=True,
+                                         dist_backend_path=a))
     assert one != two, case
 
 
@@ -98,8 +100,9 @@ def _fold_order(_case: None) -> None:
 @property_obligation(
     "PO14.201",
     "The cache key tells apart options that differ only by which string sits in which place "
-    "(E14.2), and every number of the options reaches it: the fusion flag and the backend "
-    "change the key of the default options.",
+    "(E14.2: the autotune and backend paths of distributed options), and every number of the "
+    "options reaches it: the fusion flag and the backend change the key of the default "
+    "options.",
     covers=("pyc.cache_key",),
     subject=cache_key,
     mutants=(

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from .errata import NO_ERRATA
 from .pyc_kernels import MEMORY_FIRST, OP_KEY_MAX, SYMBOL_MAX, Kernel, collect_order
 
-E12_1, E12_3 = "E12.1", "E12.3"
+E12_1, E12_3, E12_5, E12_6 = "E12.1", "E12.3", "E12.5", "E12.6"
 DB_ENTRY_MAX = 512
 """Keys a compacted database keeps (PYC_AUTOTUNE_DB_ENTRY_MAX). Real code: compiler_api.c."""
 CANDIDATE_MAX = 16
@@ -96,12 +96,24 @@ def parse_line(line: str, errata: frozenset[str] = NO_ERRATA) -> Entry | None:
     if not 0 < len(op) <= OP_KEY_MAX or not 0 < len(symbol) <= SYMBOL_MAX:
         return None
     b = re.fullmatch(r"\s*([+-]?\d+)", backend)  # 2. the backend ordinal
-    if not b or not -2**31 <= int(b.group(1)) < 2**31:
+    if not b:
         return None
+    ordinal = int(b.group(1))
+    if not -2**31 <= ordinal < 2**31:
+        if E12_5 not in errata:
+            return None
+        ordinal = wrapped_int(ordinal)
     t = read_ms(ms, errata)  # 3. the time: positive and finite (E12.3: nan, inf pass)
     if t is None or t <= 0.0 or (E12_3 not in errata and math.isinf(t)):
         return None
-    return Entry(op, int(b.group(1)), symbol, t)
+    return Entry(op, ordinal, symbol, t)
+
+
+def wrapped_int(n: int) -> int:
+    """E12.5: what %d stores for a decimal past int: strtol's long, saturated at the 64-bit
+    bounds, cut to its low 32 bits as a signed int."""
+    n = max(-2**63, min(n, 2**63 - 1)) & 0xFFFF_FFFF
+    return n - 2**32 if n >= 2**31 else n
 
 
 def format_line(e: Entry) -> str:
@@ -165,10 +177,12 @@ def recorded(catalog: Sequence[Kernel], run_count: int, run_ms: float, measured_
              mode: int, pressure_score: float, errata: frozenset[str] = NO_ERRATA
              ) -> tuple[str, float]:
     """(symbol, ms) a successful run records: the round-robin candidate and its measured time;
-    E12.1: the seed's estimate instead. An empty catalog records matmul_cpu_ref at the run's
-    time."""
+    E12.1: the seed's estimate instead. An empty catalog names matmul_cpu_ref at the run's
+    time, and nothing is persisted: the registry has no kernel of that symbol to update."""
     base = run_ms if run_ms > 0.0 else MIN_MS  # 1. the run's time, floored
     order = collect_order(catalog)[:CANDIDATE_MAX]  # 2. candidates by symbol
+    if E12_6 in errata:  # the first 16 registered, by symbol
+        order = collect_order(catalog[:CANDIDATE_MAX])
     if not order:
         return "matmul_cpu_ref", base
     k = catalog[order[candidate_index(run_count, len(order))]]  # 3. the round robin

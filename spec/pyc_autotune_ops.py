@@ -10,6 +10,8 @@ from .errors import InvalidInput
 from .pyc_autotune import (
     E12_1,
     E12_3,
+    E12_5,
+    E12_6,
     Entry,
     compact,
     format_line,
@@ -95,6 +97,23 @@ erratum(
            "score, which no comparison selects or rejects). The spec reads decimal times only.",
 )
 
+erratum(
+    E12_5, "A backend ordinal past int in the autotune database wraps",
+    seed=PYC_SEED, location="src/compiler/compiler_api.c parse_autotune_line",
+    ops=("pyc.autotune.db",),
+    witness={"args": {"db": "op|9999999999|s|1\n"},
+             "spec": {"db": "op|9999999999|s|1\n", "entries": [], "loaded": []},
+             "seed": {"db": "op|1410065407|s|1.000000\n",
+                      "entries": [{"op": "op", "backend": 1410065407, "symbol": "s",
+                                   "best_ms": "0x3ff0000000000000"}], "loaded": []}},
+    flag="result",
+    detail="The backend is read with %d, and glibc stores what strtol gives, saturated at the "
+           "64-bit bounds, cut to an int: 9999999999 reads as 1410065407, "
+           "99999999999999999999 as -1, so a corrupt line is kept under another backend and "
+           "compaction rewrites it so. The spec skips a line whose backend is not an int; "
+           "under E12.5 it takes the wrapped value.",
+)
+
 _LINES = ("matmul_fused|0|matmul_cpu_ref|0.500000", "matmul_fused|0|matmul_cpu_ref|0.25",
           "matmul_fused|0|matmul_cpu_tuned|1.5", "matmul_fused|1|matmul_cuda_tuned|0.1",
           "matmul_fused|0|matmul_cpu_ref|-1", "matmul_fused|0|x|0", "garbage", "",
@@ -145,7 +164,7 @@ declare(
     result=record(db=Field(Utf8(), "the database text after"),
                   entries=Field(List(ENTRY), "its entries in file order"),
                   loaded=Field(List(ENTRY), "the lines the load applies, in file order")),
-    spec=(persist, compact, load), errata=(E12_3,), check=check_db, domain=db_domain,
+    spec=(persist, compact, load), errata=(E12_3, E12_5), check=check_db, domain=db_domain,
     invalid=(
         InvalidCase("a record with a | in its symbol", lambda: st.just(
             {"db": "", "record": {"op": "m", "backend": 0, "symbol": "a|b",
@@ -178,8 +197,8 @@ def record_op(backend: int, mode: int, catalog: list[dict] | None, run_count: in
     ks = default_catalog(backend) if catalog is None else tuple(map(to_kernel, catalog))
     symbol, ms = recorded(ks, run_count, f64(run_ms), f64(measured_ms), mode,
                           f64(pressure_score), errata)
-    line = format_line(Entry("matmul_fused", backend, symbol, ms)) if not math.isnan(ms) \
-        else ""
+    line = format_line(Entry("matmul_fused", backend, symbol, ms)) if ks and \
+        not math.isnan(ms) else ""  # an empty registry: no kernel to update, nothing persisted
     return {"symbol": symbol, "best_ms": bits(ms), "line": line}
 
 
@@ -209,6 +228,28 @@ erratum(
 )
 
 
+LATE_KERNEL = {**RECORD_WITNESS, "catalog": [{"symbol": f"k{i:02d}"} for i in range(16)]
+               + [{"symbol": "a"}]}
+"""Seventeen kernels, the last registered first by symbol (E12.6)."""
+
+erratum(
+    E12_6, "The autotune round robin takes the first 16 kernels registered, then sorts them",
+    seed=PYC_SEED, location="src/compiler/runtime/kernel_registry.c pyc_kernel_collect",
+    ops=("pyc.autotune.record",),
+    witness={"args": LATE_KERNEL,
+             "spec": {"symbol": "a", "best_ms": "0x4008000000000000",
+                      "line": "matmul_fused|0|a|3.000000\n"},
+             "seed": {"symbol": "k00", "best_ms": "0x402599999999999a",
+                      "line": "matmul_fused|0|k00|10.800000\n"}},
+    flag="result",
+    detail="pyc_kernel_collect walks the registry in slot order, insertion-sorts what it takes "
+           "by symbol and stops once its 16 places are full, so the candidates are the first "
+           "16 kernels registered, in symbol order, not the 16 first by symbol: a 17th kernel "
+           "is never autotuned however its symbol sorts. The spec takes the first 16 of all "
+           "the kernels in symbol order.",
+)
+
+
 def record_domain() -> st.SearchStrategy:
     return st.fixed_dictionaries({
         "backend": st.integers(0, 1), "mode": st.integers(0, 2),
@@ -234,7 +275,7 @@ declare(
     result=record(symbol=Field(Utf8(), "the candidate recorded"),
                   best_ms=Field(F64, "the time recorded"),
                   line=Field(Utf8(), "the database line appended")),
-    spec=(recorded,), errata=(E12_1,), check=check_record, domain=record_domain,
+    spec=(recorded,), errata=(E12_1, E12_6), check=check_record, domain=record_domain,
     invalid=(
         InvalidCase("a negative run time", lambda: st.just(
             {"run_count": 1, "run_ms": _hex(-1.0), "measured_ms": _hex(1.0)})),
@@ -250,7 +291,7 @@ declare(
         {**RECORD_WITNESS, "catalog": []}, {**RECORD_WITNESS, "run_ms": _hex(0.0),
                                             "measured_ms": _hex(0.0)},
         {**RECORD_WITNESS, "catalog": [{"symbol": f"k{i:02d}"} for i in range(20)],
-         "run_count": 17}],
+         "run_count": 17}, LATE_KERNEL],
     not_applicable={"numba": "one round-robin pick and a few multiplications a run",
                     "cupy": "one candidate per run: nothing to spread over a device"},
 )

@@ -2,7 +2,8 @@
 
 1. Options are normalized as compile does: an out-of-range cache mode becomes IN_MEMORY,
    speculative plans are capped at 3, a zero phantom horizon becomes 1, a negative compile
-   budget 0, an unknown objective mode BALANCED; the distributed options are sanitized.
+   budget 0, an unknown objective mode BALANCED; the distributed options are sanitized, and
+   with distribution off reset (backend, strategy and ranks 0, world 1, no path, no config).
 2. The key starts at the source module's fingerprint and folds 20 numbers in a fixed order,
    each as k = fnv1a64(the 8 little-endian bytes of k XOR v); the two doubles enter as
    (u64)(x * 1000), truncated.
@@ -77,21 +78,27 @@ def milli(bits: int, path: str) -> int:
     return int(scaled)
 
 
+DIST_OFF = {"dist_backend": 0, "dist_strategy": 0, "world_size": 1, "rank": 0, "local_rank": 0,
+            "dist_backend_path": "", "dist_config_json": ""}
+"""What sanitize_distributed_options leaves of the distributed options when they are off."""
+
+
 def normalized(o: CompileOptions) -> CompileOptions:
-    """Step 1: the options compile keeps."""
+    """Step 1: the options compile keeps; with distribution off, none of its options."""
     world = o.world_size if o.world_size > 0 else 1
     budget = 0 if _double(o.compile_budget_ms) < 0 else o.compile_budget_ms
+    dist = {
+        "dist_backend": o.dist_backend if 0 <= o.dist_backend <= DIST_BACKEND_MAX else 0,
+        "dist_strategy": o.dist_strategy if 0 <= o.dist_strategy <= DIST_STRATEGY_MAX else 0,
+        "world_size": world, "rank": o.rank if 0 <= o.rank < world else 0,
+        "local_rank": max(o.local_rank, 0)} if o.dist_enabled else DIST_OFF
     return CompileOptions(**{**{f.name: getattr(o, f.name) for f in fields(o)},
         "cache_mode": o.cache_mode if o.cache_mode in (0, 1) else 1,
         "max_speculative_plans": min(o.max_speculative_plans, SPECULATIVE_PLAN_MAX),
         "phantom_horizon_steps": o.phantom_horizon_steps or 1,
         "compile_budget_ms": budget,
         "objective_mode": o.objective_mode if MODE_BALANCED <= o.objective_mode
-        <= MODE_UTILIZATION_FIRST else MODE_BALANCED,
-        "dist_backend": o.dist_backend if 0 <= o.dist_backend <= DIST_BACKEND_MAX else 0,
-        "dist_strategy": o.dist_strategy if 0 <= o.dist_strategy <= DIST_STRATEGY_MAX else 0,
-        "world_size": world, "rank": o.rank if 0 <= o.rank < world else 0,
-        "local_rank": max(o.local_rank, 0)})
+        <= MODE_UTILIZATION_FIRST else MODE_BALANCED, **dist})
 
 
 def fold(key: int, value: int) -> int:
@@ -162,7 +169,15 @@ def _edges() -> list[dict]:
             {"module": src, "backend": 0, "options": {"autotune_db_path": "a.db",
                                                       "dist_config_json": "{}"}},
             {"module": src, "backend": 0, "options": {"autotune_db_path": "{}",
-                                                      "dist_config_json": "a.db"}}]
+                                                      "dist_config_json": "a.db"}},
+            {"module": src, "backend": 0, "options": SWAPPED[0]},
+            {"module": src, "backend": 0, "options": SWAPPED[1]}]
+
+
+SWAPPED = ({"dist_enabled": True, "dist_backend_path": "b.so", "autotune_db_path": "a.db"},
+           {"dist_enabled": True, "dist_backend_path": "a.db", "autotune_db_path": "b.so"})
+"""Distributed options whose autotune and backend paths swap (E14.2); with distribution off
+the backend path and the config are dropped, so they cannot collide."""
 
 
 declare(
@@ -191,23 +206,25 @@ erratum(
     E14_2, "The three option strings fold by XOR, so swapping two gives the same cache key",
     seed="pyc@fdf1563", location="src/compiler/compiler_api.c build_compile_cache_key",
     ops=("pyc.cache_key", "pyc.cache.simulate"),
-    witness={"args": _edges()[3], "spec": {"out": "0x0555fcc41605f7ff"},
-             "seed": {"out": "0xded901fa16aa2fdf"}},
+    witness={"args": _edges()[5], "spec": {"out": "0x9b4c72b1664264ab"},
+             "seed": {"out": "0x84637cd1d9d86844"}},
     flag="result",
     also=({"op": "pyc.cache.simulate", "args": {"steps": [
-        {"module": _edges()[3]["module"], "options": _edges()[3]["options"]},
-        {"module": _edges()[4]["module"], "options": _edges()[4]["options"]}]},
+        {"module": _edges()[5]["module"], "options": _edges()[5]["options"]},
+        {"module": _edges()[6]["module"], "options": _edges()[6]["options"]}]},
         "spec": {"results": [
-            {"key": "0x0555fcc41605f7ff", "hit": False, "slot": 0, "plan_of": 0},
-            {"key": "0xcb216ebf90b9ff83", "hit": False, "slot": 1, "plan_of": 1}]},
+            {"key": "0x9b4c72b1664264ab", "hit": False, "slot": 0, "plan_of": 0},
+            {"key": "0x2043ea66a8386f2a", "hit": False, "slot": 1, "plan_of": 1}]},
         "seed": {"results": [
-            {"key": "0xded901fa16aa2fdf", "hit": False, "slot": 0, "plan_of": 0},
-            {"key": "0xded901fa16aa2fdf", "hit": True, "slot": 0, "plan_of": 0}]}},),
+            {"key": "0x84637cd1d9d86844", "hit": False, "slot": 0, "plan_of": 0},
+            {"key": "0x84637cd1d9d86844", "hit": True, "slot": 0, "plan_of": 0}]}},),
     detail="After the numbers, PyC does key = fnv1a64(s) ^ key for each non-empty string "
            "among autotune_db_path, backend_path and config_json. XOR commutes, so options "
            "that swap two of these strings (or repeat one in two places, which cancels) give "
            "the key of different options, and the in-memory cache, which compares only the "
-           "key, hands back a model compiled for other options: the witness's options and the "
-           "same with the two strings swapped both give the seed's key 0xded901fa16aa2fdf. The "
-           "spec folds each string with its position, as it folds the numbers.",
+           "key, hands back a model compiled for other options: the witness's distributed "
+           "options and the same with the autotune and backend paths swapped both give the "
+           "seed's key 0x84637cd1d9d86844 (with distribution off compile drops the backend "
+           "path and the config, so only the autotune path enters). The spec folds each "
+           "string with its position, as it folds the numbers.",
 )

@@ -7,7 +7,8 @@
    module, the plan, the kernel, the break counts). With DISABLED (0) it neither looks nor
    stores.
 3. On a miss it compiles and stores into slot next % 32 (round robin, whatever the slot held),
-   then counts next up.
+   then counts next up. A module whose shapes do not infer fails to compile (invalid_input:
+   the simulation stops); a hit runs no pass, so it cannot fail.
 
 PyC compares only the 64-bit key, so two different modules (or options) with one key share a
 slot and the second compile gets the first one's plan (E14.5). The spec's entry also keeps what
@@ -19,13 +20,15 @@ which compile made the plan the model ends up with.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 
 from .errata import NO_ERRATA, erratum
 from .errors import InvalidInput
-from .pyc_cache import DEFAULT_OPTIONS, OPTIONS, CompileOptions, cache_key, normalized
+from .pyc_cache import DEFAULT_OPTIONS, OPTIONS, SWAPPED, CompileOptions, cache_key, normalized
 from .pyc_fingerprint import _TWINS, E14_1, MODULE, fingerprint, modules
 from .pyc_ir import DType, PycModule, module_from_wire, module_to_wire, require_verified
+from .pyc_passes import run_passes
 from .pyc_wire import PYC_SEED
 from .registry import InvalidCase, declare
 from .schema import Bool, Field, Int, List, record
@@ -89,14 +92,25 @@ def compile_step(cache: CompileCache, step: int, module: PycModule, backend: int
     o = normalized(options)  # 1.
     key = cache_key(fingerprint(module, errata), backend, options, errata)
     if o.cache_mode != CACHE_IN_MEMORY:
+        require_compiles(module, step)
         return {"key": key, "hit": False, "slot": -1, "plan_of": step}
     identity = Identity(module, backend, o)
     slot = find(cache, key, identity, errata)  # 2.
     if slot is not None:
         return {"key": key, "hit": True, "slot": slot,
                 "plan_of": cache.slots[slot].compiled_by}
-    slot = store(cache, Entry(key, identity, step))  # 3.
+    require_compiles(module, step)  # 3.
+    slot = store(cache, Entry(key, identity, step))
     return {"key": key, "hit": False, "slot": slot, "plan_of": step}
+
+
+def require_compiles(module: PycModule, step: int) -> None:
+    """A compile that misses runs the pass pipeline; when shape inference fails, compile fails
+    and nothing is stored: the simulation stops there."""
+    try:
+        run_passes(module)
+    except InvalidInput as e:
+        raise InvalidInput(f"args.steps[{step}].module: compile fails: {e}") from None
 
 
 # ── wire ──────────────────────────────────────────────────────────────────────────────────────
@@ -167,6 +181,8 @@ def edges() -> list[dict]:
         {"steps": [*budgets, budgets[0], budgets[COMPILE_CACHE_MAX]]},
         {"steps": [{"module": RELU_TWIN}, {"module": GELU_TWIN}]},
         {"steps": [{"module": _TWINS[1]["module"]}, {"module": _TWINS[0]["module"]}]},
+        {"steps": [{"module": src, "options": SWAPPED[0]}, {"module": src,
+                                                             "options": SWAPPED[1]}]},
         {"steps": [{"module": src, "options": {"autotune_db_path": "a.db",
                                                "dist_config_json": "{}"}},
                    {"module": src, "options": {"autotune_db_path": "{}",
@@ -174,10 +190,26 @@ def edges() -> list[dict]:
     ]
 
 
+WORKSPACE_MAX = 1 << 20
+"""Elements a drawn module's ops hold at most: compile allocates a buffer for each matmul, add
+and relu, so larger modules fail for want of memory, not by PyC's rules."""
+
+
+def compilable(module: dict) -> bool:
+    """The module's shapes infer, and no op after the pipeline holds more than WORKSPACE_MAX."""
+    try:
+        after, _ = run_passes(module_from_wire(module))
+    except InvalidInput:
+        return False
+    return all(math.prod(op.shape) <= WORKSPACE_MAX for op in after.ops)
+
+
 @st.composite
 def _steps(draw) -> dict:
-    """Compiles drawn from a few modules and budgets, so that hits and evictions both occur."""
-    pool = draw(st.lists(modules(True).map(lambda a: a["module"]), min_size=1, max_size=3))
+    """Compiles drawn from a few modules and budgets, so that hits and evictions both occur;
+    the modules compile, into buffers a workstation can hold."""
+    pool = draw(st.lists(modules(True).map(lambda a: a["module"]).filter(compilable),
+                         min_size=1, max_size=3))
     n = draw(st.integers(0, 48))
     return {"steps": [_compile(draw(st.sampled_from(pool)),
                                memory_budget_bytes=draw(st.integers(0, 20)),
@@ -196,6 +228,10 @@ declare(
     spec=(compile_step, find, store), check=_check, domain=_steps, edges=edges,
     invalid=(InvalidCase("a module verify rejects", lambda: st.just(
         {"steps": [_compile({"ops": []})]})),
+             InvalidCase("a module whose shapes do not infer", lambda: st.just(
+        {"steps": [_compile({"ops": [_wire("input", "a", [2, 3], []),
+                                     _wire("input", "b", [4, 5], []),
+                                     _wire("matmul", "", [2, 5], [0, 1])]})]})),
              InvalidCase("more steps than the bound", lambda: st.just(
         {"steps": [_compile({"ops": [_wire("input", "x", [1], [])]})] *
          (WIRE_MAX_STEPS + 1)}))),

@@ -16,6 +16,7 @@ from .errata import NO_ERRATA, erratum
 from .errors import InvalidInput
 from .hashing import fnv1a
 from .pyc_ir import (
+    MAX_DIMS,
     MAX_INPUTS,
     MAX_OPS,
     WIRE_MAX_LIST,
@@ -28,11 +29,12 @@ from .pyc_ir import (
     require_verified,
     verify,
 )
+from .pyc_wire import PYC_SEED
 from .registry import InvalidCase, declare
 from .schema import I32, I64, Field, Int, List, Utf8, record
 from .strategies import st
 
-E14_1 = "E14.1"
+E14_1, E14_8 = "E14.1", "E14.8"
 PYC_FNV_OFFSET = 1469598103934665603
 """PyC's FNV-1a 64 offset basis. Real code: src/compiler/compiler_api.c, fnv1a64."""
 _ESCAPES = {"\\": "\\\\", ":": "\\:", "\n": "\\n"}
@@ -89,15 +91,27 @@ def verify_op(module: dict) -> dict:
     return {"code": int(verify(module_from_wire(module)))}
 
 
+def require_text(m: PycModule, errata: frozenset[str]) -> None:
+    """The spec writes the text of a verified module only; PyC (E14.8) of any module whose
+    struct holds it: at most 8 dimensions and 8 inputs an op."""
+    if E14_8 not in errata:
+        require_verified(m)
+        return
+    for i, op in enumerate(m.ops):
+        if len(op.shape) > MAX_DIMS or len(op.inputs) > MAX_INPUTS:
+            raise InvalidInput(f"args.module.ops[{i}]: more than {MAX_DIMS} dimensions or "
+                               f"{MAX_INPUTS} inputs, which PyC's op struct cannot hold")
+
+
 def serialize_op(module: dict, errata: frozenset[str] = NO_ERRATA) -> dict:
     m = module_from_wire(module)
-    require_verified(m)
+    require_text(m, errata)
     return {"text": serialize(m, errata)}
 
 
 def fingerprint_op(module: dict, errata: frozenset[str] = NO_ERRATA) -> dict:
     m = module_from_wire(module)
-    require_verified(m)
+    require_text(m, errata)
     return {"out": fingerprint(m, errata)}
 
 
@@ -208,7 +222,7 @@ declare(
     result=record(text=Field(Utf8(), "one line per op")),
     spec=(serialize,), check=check_module, domain=lambda: modules(True), edges=edges,
     invalid=(*_INVALID, InvalidCase("a module verify rejects", lambda: st.just(
-        {"module": {"ops": []}}))), errata=(E14_1,),
+        {"module": {"ops": []}}))), errata=(E14_1, E14_8),
     not_applicable={"numba": _NO_KERNEL, "cupy": _NOT_BATCHED},
 )
 declare(
@@ -218,7 +232,7 @@ declare(
     result=record(out=Field(Int(64, hex=True), "the fingerprint")),
     spec=(fingerprint, fnv1a64), check=check_module, domain=lambda: modules(True), edges=edges,
     invalid=(*_INVALID, InvalidCase("a module verify rejects", lambda: st.just(
-        {"module": {"ops": [wire_op("input", "x", [0])]}}))), errata=(E14_1,),
+        {"module": {"ops": [wire_op("input", "x", [0])]}}))), errata=(E14_1, E14_8),
     not_applicable={"numba": _NO_KERNEL, "cupy": _NOT_BATCHED},
 )
 
@@ -249,4 +263,25 @@ erratum(
            "exactly as the two-op module [input a [1], input b [1]]: one text, one fingerprint, "
            "one compile-cache key for different modules. The spec escapes backslash, colon and "
            "newline in names; names without them print as in PyC.",
+)
+
+_UNVERIFIED = {"module": {"ops": [wire_op("input", "x", [-1]), wire_op("relu", "", [2], [3])]}}
+erratum(
+    E14_8, "The canonical text and the fingerprint are written for modules verify rejects",
+    seed=PYC_SEED, location="src/compiler/ir/ir.c pyc_ir_serialize",
+    ops=("pyc.serialize", "pyc.fingerprint"),
+    witness={"args": {"module": {"ops": []}}, "spec": {"error": "invalid_input"},
+             "seed": {"text": ""}},
+    flag="result",
+    also=({"op": "pyc.fingerprint", "args": {"module": {"ops": []}},
+           "spec": {"error": "invalid_input"}, "seed": {"out": "0x14650fb0739d0383"}},
+          {"op": "pyc.serialize", "args": _UNVERIFIED, "spec": {"error": "invalid_input"},
+           "seed": {"text": "0:input:x:dtype=1:shape=-1:inputs=\n"
+                            "1:relu::dtype=1:shape=2:inputs=3\n"}}),
+    detail="pyc_ir_serialize checks only its buffer, and the fingerprint hashes whatever it "
+           "writes, so a module with no ops has the text \"\" and the fingerprint of the empty "
+           "string (PyC's FNV basis), a dimension of -1 prints as -1 and a forward input id as "
+           "itself. Compile verifies before it fingerprints, so only a direct caller meets "
+           "them. The spec defines the text on verified modules only; under E14.8 it writes "
+           "any module PyC's op struct holds (at most 8 dimensions and 8 inputs an op).",
 )

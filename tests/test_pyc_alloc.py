@@ -53,8 +53,8 @@ def test_a_reused_offset_keeps_its_alignment_only_in_the_spec(impl):
     ({"requests": [_req(0, "8", 0, 1)], "mode": "balanced", "budget": 0}, "requests"),
     ({"requests": [_req(0, -8, 0, 1)], "mode": "balanced", "budget": 0}, "requests"),
     ({"requests": [_req(0, 8, -1, 1)], "mode": "balanced", "budget": 0}, "requests"),
-    ({"requests": [_req(0, 1 << 62, 0, 0), _req(1, 1 << 62, 0, 0)], "mode": "balanced",
-      "budget": 0}, "requests"),
+    ({"requests": [_req(0, (1 << 63) - 1, 0, 0), _req(1, (1 << 63) - 1, 0, 0),
+                   _req(2, 2, 0, 0)], "mode": "balanced", "budget": 0}, "requests"),
     ({"requests": [], "mode": 3, "budget": 0}, "mode"),
     ({"requests": [], "mode": "balanced", "budget": -1}, "budget"),
 ])
@@ -81,3 +81,34 @@ def test_alignment_zero_means_one_and_touching_lifetimes_overlap(impl):
     got = _alloc({"requests": reqs, "mode": "balanced", "budget": 0}, impl)["result"]
     assert got["offsets"] == [0, 3, 0] and got["peak_bytes"] == 6
     assert (got["reused"], got["allocation_events"], got["overlap_pairs"]) == (1, 2, 2)
+
+
+# The answers below are PyC's own: its allocator at fdf1563, called through its C API.
+
+@pytest.mark.parametrize("impl", ["reference", "numba"])
+@pytest.mark.parametrize("profile", ["crucible", "pyc@fdf1563"])
+def test_a_request_that_relieves_nothing_is_never_rematerialized(impl, profile):
+    reqs = [_req(0, 1, 0, 3, 1), _req(1, 1, 0, 3, 1), _req(2, 4, 0, 1, 1)]
+    got = _alloc({"requests": reqs, "mode": "memory_first", "budget": 2}, impl, profile)
+    assert got["result"] == {"offsets": [0, 1, 2], "peak_bytes": 4, "reused": 0,
+                             "allocation_events": 3, "overlap_pairs": 3, "pressure_events": 1,
+                             "remat_tensors": 1, "remat_bytes": 2}
+
+
+@pytest.mark.parametrize("impl", ["reference", "numba"])
+def test_a_negative_step_is_planned_only_by_pyc(impl):
+    args = {"requests": [_req(0, 8, -2, 0), _req(1, 8, 1, 2)], "mode": "balanced", "budget": 0}
+    assert _alloc(args, impl)["error"]["code"] == "invalid_input"
+    got = _alloc(args, impl, "pyc@fdf1563")["result"]
+    assert (got["offsets"], got["peak_bytes"], got["reused"]) == ([0, 0], 8, 1)
+
+
+@pytest.mark.parametrize("impl", ["reference", "numba"])
+def test_sizes_past_two_to_the_64_wrap_only_in_pyc(impl):
+    big = (1 << 63) - 1
+    args = {"requests": [_req(0, big, 0, 0), _req(1, big, 0, 0), _req(2, 2, 0, 0)],
+            "mode": "balanced", "budget": 0}
+    assert _alloc(args, impl)["error"]["code"] == "invalid_input"
+    got = _alloc(args, impl, "pyc@fdf1563")["result"]
+    assert (got["offsets"], got["peak_bytes"]) == ([0, 1 << 63, 0], 2)
+    assert (got["reused"], got["allocation_events"], got["overlap_pairs"]) == (0, 3, 3)

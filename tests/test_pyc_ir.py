@@ -9,6 +9,7 @@ from crucible_spec import load_all
 from crucible_spec.conformance.serve import answer
 from crucible_spec.engine import Implementation
 from crucible_spec.spec.errata import profile_errata
+from crucible_spec.spec.pyc_cache import SWAPPED
 from crucible_spec.spec.pyc_fingerprint import GOLDEN_SOURCE
 from crucible_spec.spec.pyc_ir import module_to_wire
 
@@ -65,11 +66,25 @@ def test_cache_key_with_default_options(fusion, key):
 
 
 def test_swapped_strings_collide_only_in_the_seed():
-    a = {"module": SOURCE, "options": {"autotune_db_path": "a.db", "dist_config_json": "{}"}}
-    b = {"module": SOURCE, "options": {"autotune_db_path": "{}", "dist_config_json": "a.db"}}
+    # PyC's pyc_compile_model at fdf1563 answered 0x84637cd1d9d86844 for both.
+    a, b = ({"module": SOURCE, "options": o} for o in SWAPPED)
     seed = [_ask("pyc.cache_key", x, "pyc@fdf1563")["result"]["out"] for x in (a, b)]
     spec = [_ask("pyc.cache_key", x)["result"]["out"] for x in (a, b)]
-    assert seed[0] == seed[1] and spec[0] != spec[1]
+    assert seed == ["0x84637cd1d9d86844"] * 2 and spec[0] != spec[1]
+
+
+@pytest.mark.parametrize("profile", ["crucible", "pyc@fdf1563"])
+def test_distributed_options_left_off_do_not_enter_the_key(profile):
+    # With distribution off compile drops its path, config and ranks: PyC's pyc_compile_model
+    # at fdf1563 answered 0x452f5ffad033d270 for both option sets under the seed's key.
+    quiet = {"autotune_db_path": "a.db"}
+    noisy = quiet | {"dist_config_json": "{}", "dist_backend_path": "x.so", "world_size": 4,
+                     "rank": 2}
+    keys = [_ask("pyc.cache_key", {"module": SOURCE, "options": o}, profile)["result"]["out"]
+            for o in (quiet, noisy)]
+    assert keys[0] == keys[1]
+    if profile == "pyc@fdf1563":
+        assert keys[0] == "0x452f5ffad033d270"
 
 
 @pytest.mark.parametrize("ops,code", [
@@ -114,6 +129,24 @@ def test_a_cycle_is_verify_code_5_and_has_no_fingerprint():
                    _op("relu", shape=(2,), inputs=(1,))]}
     assert _ask("pyc.verify", {"module": cyc})["result"]["code"] == 5
     assert _ask("pyc.fingerprint", {"module": cyc})["error"]["code"] == "invalid_input"
+    # PyC's pyc_ir_serialize at fdf1563 writes it anyway (E14.8), and fingerprints that text.
+    seed = _ask("pyc.fingerprint", {"module": cyc}, "pyc@fdf1563")["result"]["out"]
+    assert seed == "0x28027a9685900c48"
+
+
+@pytest.mark.parametrize("op,seed", [("pyc.serialize", {"text": ""}),
+                                     ("pyc.fingerprint", {"out": "0x14650fb0739d0383"})])
+def test_the_empty_module_has_a_text_only_in_the_seed(op, seed):
+    # PyC at fdf1563 answered "" and the FNV basis itself for a module with no ops.
+    assert _ask(op, {"module": {"ops": []}})["error"]["code"] == "invalid_input"
+    assert _ask(op, {"module": {"ops": []}}, "pyc@fdf1563")["result"] == seed
+
+
+def test_more_than_eight_dimensions_have_no_text_in_either_profile():
+    wide = {"ops": [_op("input", shape=(1,) * 9)]}
+    for profile in ("crucible", "pyc@fdf1563"):
+        assert _ask("pyc.serialize", {"module": wide}, profile)["error"]["code"] == \
+            "invalid_input"
 
 
 ALL = {p: True for p in ("canonicalize", "shape_inference", "layout_propagation", "fusion",
@@ -261,10 +294,19 @@ def test_a_key_collision_is_a_miss_only_in_the_spec(profile, second):
 
 
 def test_swapped_strings_hit_only_in_the_seed():
-    steps = [{"module": SOURCE, "options": {"autotune_db_path": "a.db", "dist_config_json": "{}"}},
-             {"module": SOURCE, "options": {"autotune_db_path": "{}", "dist_config_json": "a.db"}}]
+    steps = [{"module": SOURCE, "options": o} for o in SWAPPED]
     assert [r[1] for r in _results(steps)] == [False, False]
     assert [r[1] for r in _results(steps, "pyc@fdf1563")] == [False, True]
+
+
+@pytest.mark.parametrize("profile", ["crucible", "pyc@fdf1563"])
+def test_a_module_whose_shapes_do_not_infer_stops_the_simulation(profile):
+    # PyC's pyc_compile_model at fdf1563 answered COMPILE_FAILED, and stored nothing.
+    bad = {"ops": [_op("input", shape=(2, 3)), _op("input", shape=(4, 5)),
+                   _op("matmul", shape=(2, 5), inputs=(0, 1))]}
+    got = _ask("pyc.cache.simulate", {"steps": [{"module": SOURCE}, {"module": bad}]}, profile)
+    assert got["error"]["code"] == "invalid_input"
+    assert "args.steps[1].module" in got["error"]["message"]
 
 
 @pytest.mark.parametrize("steps,code,field", [

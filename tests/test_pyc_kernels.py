@@ -266,6 +266,34 @@ def test_autotune_records_the_measured_time_e12_1():
         "matmul_fused|0|matmul_cpu_tuned|10.200000\n"
 
 
+# The answers below are PyC's own: its autotune code at fdf1563, called through its C API.
+
+@pytest.mark.parametrize(("line", "backend"), [("op|9999999999|s|1\n", 1410065407),
+                                               ("op|99999999999999999999|s|1\n", -1),
+                                               ("op|-99999999999999999999|s|1\n", 0)])
+def test_a_backend_past_int_wraps_in_the_seed_e12_5(line, backend):
+    assert call("pyc.autotune.db", {"db": line})["entries"] == []
+    got = call("pyc.autotune.db", {"db": line}, SEED_IMPL)
+    assert got["db"] == f"op|{backend}|s|1.000000\n"
+    assert [e["backend"] for e in got["entries"]] == [backend]
+
+
+def test_a_seventeenth_kernel_is_never_a_candidate_in_the_seed_e12_6():
+    args = {"run_count": 1, "run_ms": H[10.0], "measured_ms": H[3.0],
+            "catalog": [{"symbol": f"k{i:02d}"} for i in range(16)] + [{"symbol": "a"}]}
+    assert call("pyc.autotune.record", args)["symbol"] == "a"
+    assert call("pyc.autotune.record", args, SEED_IMPL) == {
+        "symbol": "k00", "best_ms": "0x402599999999999a",
+        "line": "matmul_fused|0|k00|10.800000\n"}
+
+
+@pytest.mark.parametrize("impl", [SPEC_IMPL, SEED_IMPL])
+def test_an_empty_catalog_persists_nothing(impl):
+    args = {"run_count": 1, "run_ms": H[10.0], "measured_ms": H[3.0], "catalog": []}
+    assert call("pyc.autotune.record", args, impl) == {
+        "symbol": "matmul_cpu_ref", "best_ms": H[10.0], "line": ""}
+
+
 # ── bad input ─────────────────────────────────────────────────────────────────────────────────
 
 @pytest.mark.parametrize(("op", "args", "code", "path"), [

@@ -13,9 +13,12 @@ from ...spec.errata import NO_ERRATA
 from ...spec.errors import InvalidInput
 from ...spec.pyc_alloc import (
     E10_2,
+    E10_3,
+    E10_4,
     MODES,
     AllocPlan,
     AllocRequest,
+    build_plan,
     rematerialize,
     requests_from_wire,
 )
@@ -101,12 +104,12 @@ def place_into(size, align, start, end, check_align, offsets, counters):
 
 @njit(cache=True)
 def remat_into(size, start, end, target, balanced, out):
-    """The spec's greedy picks on a swap-removed candidate list; out = [tensors, relieved]."""
-    n = size.size
+    """The spec's greedy picks on a swap-removed list of the requests with a benefit above 0;
+    out = [tensors, relieved]."""
     span = end - start + 1
     gain = np.where(span <= 1, size, size // np.maximum(span, 1))
-    order = np.arange(n)
-    left, relieved, tensors = n, 0, 0
+    order = np.nonzero(gain > 0)[0]
+    left, relieved, tensors = order.size, 0, 0
     while target > 0 and left > 0 and relieved < target:
         best = 0
         for c in range(1, left):  # 1. best benefit per step; a tie keeps the first
@@ -125,12 +128,14 @@ def remat_into(size, start, end, target, balanced, out):
 def alloc_one(requests: list[dict], mode: str, budget: int, errata=NO_ERRATA) -> dict:
     if mode not in MODES:
         raise InvalidInput(f"args.mode: {mode!r} is not one of {', '.join(MODES)}")
-    reqs = requests_from_wire(requests)
+    reqs = requests_from_wire(requests, errata)
+    if sum(r.size + r.align for r in reqs) >= 1 << 63:  # E10.4's wrapping sums: int64 cannot
+        return vars(build_plan(reqs, mode, budget, errata))  # hold them, the spec's own
     arrays = prepare_arrays(reqs)
     offsets, counters = place_arrays(*arrays, E10_2 not in errata)
     plan = AllocPlan(offsets.tolist(), *(int(c) for c in counters))
     if reqs and max(r.size for r in reqs) * max(r.span for r in reqs) >= 1 << 63:
-        rematerialize(plan, reqs, mode, budget)  # int64 products would wrap: the spec's own
+        rematerialize(plan, reqs, mode, budget, errata)  # int64 products wrap: the spec's own
     elif budget > 0 and plan.peak_bytes > budget:  # the spec's rematerialize, in numba
         excess = plan.peak_bytes - budget
         target = {"memory_first": excess, "balanced": max(excess // 2, 1),
@@ -155,17 +160,17 @@ def place_arrays(size, align, start, end, check_align: bool):
     return offsets, counters
 
 
-@kernel("pyc.alloc", "numba", models=(E10_2,))
+@kernel("pyc.alloc", "numba", models=(E10_2, E10_3, E10_4))
 def alloc_batch(requests, mode, budget, errata=NO_ERRATA):
     modes = Utf8().from_column(mode)
     rows = [alloc_one(r, m, int(b), errata) for r, m, b in zip(requests, modes, budget,
                                                                   strict=True)]
-    return {"offsets": [r["offsets"] for r in rows]} | {
-        k: np.array([r[k] for r in rows], dtype=np.int64)
+    return {"offsets": [r["offsets"] for r in rows]} | {  # u64: a peak may pass 2^63 - 1
+        k: np.array([r[k] for r in rows], dtype=np.uint64)
         for k in ("peak_bytes", "reused", "allocation_events", "overlap_pairs",
                   "pressure_events", "remat_tensors", "remat_bytes")}
 
 
 alloc_batch.prepare = lambda requests, mode, budget, errata=NO_ERRATA: [
-    (prepare_arrays(requests_from_wire(r)), E10_2 not in errata) for r in requests]
+    (prepare_arrays(requests_from_wire(r, errata)), E10_2 not in errata) for r in requests]
 alloc_batch.core = lambda prepared: [place_arrays(*a, check) for a, check in prepared]
