@@ -27,7 +27,7 @@ def run(args: argparse.Namespace) -> int:
     ops = select_ops(args.ops, lambda op: op.bench is not None)
     for path in (args.json, args.plot):
         if path:
-            check_output(path, force=True)
+            check_output(path, args.force)
     backends = args.impl or ["numba", "cupy"]
     try:
         wires = [serve_impl(b) for b in backends if args.serve]
@@ -51,12 +51,12 @@ def run(args: argparse.Namespace) -> int:
         print(bench.render_quality(quality))
     if args.json:
         text = json.dumps(bench.as_json(rows, device, quality), indent=2) + "\n"
-        write_output(args.json, text.encode(), force=True)
+        write_output(args.json, text.encode(), args.force)
         print(f"json: {args.json}")
     if args.plot:
         from ..bench_plot import render_svg
 
-        write_output(args.plot, render_svg(rows).encode(), force=True)
+        write_output(args.plot, render_svg(rows).encode(), args.force)
         print(f"plot: {args.plot}")
     return 1 if any(r.mismatch for r in rows) else 0
 
@@ -116,4 +116,5 @@ def add_parser(sub) -> None:
     p.add_argument("--plot", metavar="FILE.svg",
                    help="also write a log-scale bar chart of seconds per implementation, per "
                         "op and size, as SVG")
+    p.add_argument("--force", action="store_true", help="replace an existing --json or --plot file")
     p.set_defaults(func=run)

@@ -20,7 +20,7 @@ def run(args: argparse.Namespace) -> int:
     if unknown:
         raise UsageError(f"no reader {unknown[0]!r}; choose from {', '.join(READERS)}")
     if args.report:
-        check_output(args.report, force=True)
+        check_output(args.report, args.force)
     runs = []
     for name in dict.fromkeys(names):
         print(f"{name}: fuzzing for {args.seconds:g} s (seed {args.seed})", flush=True)
@@ -34,7 +34,7 @@ def run(args: argparse.Namespace) -> int:
         runs.append(r)
     if args.report:
         text = json.dumps(report(runs, args.seed), indent=2) + "\n"
-        write_output(args.report, text.encode(), force=True)
+        write_output(args.report, text.encode(), args.force)
     found = sum(len(r.findings) for r in runs)
     print(f"fuzz: {sum(r.tried for r in runs)} inputs, {found} findings")
     return 1 if found else 0
@@ -59,4 +59,5 @@ def add_parser(sub) -> None:
                    help=f"wall time per reader (default {DEFAULT_SECONDS:g})")
     p.add_argument("--seed", type=count, default=0, help="mutation seed (default 0)")
     p.add_argument("--report", metavar="FILE", help="write every finding and count as JSON")
+    p.add_argument("--force", action="store_true", help="replace an existing report file")
     p.set_defaults(func=run)
