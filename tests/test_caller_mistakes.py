@@ -105,3 +105,10 @@ def test_the_table_shows_the_fuzz_count_when_there_was_fuzzing():
     assert row[:5] == ["8", "hash.fmix64", "pass", "4", "37"]
     header, _, row = _table([OpResult("hash.fmix64", cases=4, passed=4)])
     assert "fuzz" not in header and row[:4] == ["8", "hash.fmix64", "pass", "4"]
+
+
+@pytest.mark.parametrize("chapters", ["1-99999999999999", "0", "5-3", "100", "1-11,x"])
+def test_mutate_chapters_out_of_range_are_one_line(capsys, chapters):
+    """A range to 10^14 built a set of 10^14 chapters (memory, then exit 70)."""
+    assert _code(["mutate", "--list", "--functions", "no_such*", "--chapters", chapters]) == 2
+    assert "1 to 99" in _error_line(capsys.readouterr().err)

@@ -79,9 +79,17 @@ def percent(text: str) -> float:
 
 
 def read_input(path: str | Path) -> bytes:
-    """The bytes of a user-named input file, or a UsageError naming it."""
+    """The bytes of a user-named input file, or a UsageError naming it. A FIFO is read as
+    far as its writer writes, and as empty when none has it open (rather than waiting for one
+    for ever)."""
     try:
-        return Path(path).read_bytes()
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+    except (OSError, ValueError) as e:
+        raise UsageError(f"cannot read {path}: {getattr(e, 'strerror', None) or e}") from None
+    try:
+        os.set_blocking(fd, True)
+        with os.fdopen(fd, "rb") as f:
+            return f.read()
     except OSError as e:
         raise UsageError(f"cannot read {path}: {e.strerror or e}") from None
 

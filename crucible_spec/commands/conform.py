@@ -139,6 +139,8 @@ def run(args: argparse.Namespace) -> int:
     limits = _limits(args)
     for path in filter(None, (args.report, args.junit)):
         check_output(path, args.force)
+    if args.results:
+        check_output(args.results, force=True)
     root = Path(args.vectors) if args.vectors else vectors.VECTORS_DIR
     try:
         suite = vectors.load(root, args.profile)

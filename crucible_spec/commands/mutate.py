@@ -27,15 +27,23 @@ EQUIVALENT_FILE = Path(__file__).resolve().parent.parent.parent / "proofs" / \
     "equivalent_mutants.tsv"
 
 
+MAX_CHAPTER = 99
+"""The highest chapter number --chapters takes (the spec's are far below)."""
+
+
 def parse_chapters(text: str) -> set[int]:
-    """'1-11,17,18' -> {1, ..., 11, 17, 18}."""
+    """'1-11,17,18' -> {1, ..., 11, 17, 18}; each chapter from 1 to MAX_CHAPTER."""
     out: set[int] = set()
+    form = f"--chapters: {text!r} is not a list of chapters like 1-11,17 (1 to {MAX_CHAPTER})"
     try:
         for part in text.split(","):
             lo, _, hi = part.partition("-")
-            out.update(range(int(lo), int(hi or lo) + 1))
-    except ValueError as e:
-        raise UsageError(f"--chapters: {text!r} is not a list of chapters like 1-11,17") from e
+            first, last = int(lo), int(hi or lo)
+            if not 1 <= first <= last <= MAX_CHAPTER:
+                raise UsageError(form)
+            out.update(range(first, last + 1))
+    except ValueError:
+        raise UsageError(form) from None
     return out
 
 
