@@ -4,6 +4,8 @@ at its end cut short, no finding; --help lists every reader."""
 
 from __future__ import annotations
 
+import functools
+import itertools
 import time
 from collections.abc import Iterator
 
@@ -15,34 +17,45 @@ from crucible_spec.cli import main
 from crucible_spec.commands import fuzz as command
 
 
-def _sleeper(nap: float):
-    """A reader whose every input is one call that sleeps `nap` seconds."""
+def _sleeper(nap: float, first: float | None = None):
+    """A reader whose every input is one call that sleeps `nap` seconds (the first one
+    `first`, if given)."""
 
     def reader(rng: np.random.Generator) -> Iterator[list[fuzz.Finding]]:
+        naps = itertools.chain([nap if first is None else first], itertools.repeat(nap))
         while True:
-            got = fuzz.outcome(lambda: time.sleep(nap))
+            wait = next(naps)
+            got = fuzz.outcome(functools.partial(time.sleep, wait))
             yield [fuzz.finding("sleep", got.kind, str(got.value), "", "")] \
                 if got.kind != "ok" else []
 
     return reader
 
 
-def _run(monkeypatch, nap: float, seconds: float, call_limit: float) -> tuple[fuzz.ReaderRun,
-                                                                               float]:
-    monkeypatch.setitem(fuzz.READERS, "sleep", _sleeper(nap))
+def _run(monkeypatch, nap: float, seconds: float, call_limit: float,
+         first: float | None = None) -> tuple[fuzz.ReaderRun, float]:
+    monkeypatch.setitem(fuzz.READERS, "sleep", _sleeper(nap, first))
     start = time.monotonic()
     run = fuzz.run_reader("sleep", seconds, 0, call_limit=call_limit)
     return run, time.monotonic() - start
 
 
 def test_a_call_running_at_the_end_of_the_budget_is_cut_short_and_no_finding(monkeypatch):
-    """Budget 0.5 s, one call of 5 s: the run ends at 0.5 s (the old loop waited for the
-    call, then for the 30 s hang limit), with no input counted and no hang."""
+    """Budget 1 s, a first call of 0.1 s, then calls of 5 s: the run ends at 1 s (the old loop
+    waited for the call, up to the 30 s hang limit), with one input counted and no hang."""
     monkeypatch.setattr(fuzz.os, "getloadavg", lambda: (0.0, 0.0, 0.0))
-    run, wall = _run(monkeypatch, nap=5, seconds=0.5, call_limit=30)
-    assert wall < 1.5
-    assert run.findings == [] and run.tried == 0
-    assert 0.5 <= run.seconds < 1.5
+    run, wall = _run(monkeypatch, nap=5, seconds=1, call_limit=30, first=0.1)
+    assert wall < 2
+    assert run.findings == [] and run.tried == 1
+    assert 1 <= run.seconds < 2
+
+
+def test_the_first_input_is_never_cut_short(monkeypatch):
+    """The first call may compile kernels (cached for the next run): it runs past the budget
+    rather than be cut and compiled again on every run."""
+    monkeypatch.setattr(fuzz.os, "getloadavg", lambda: (0.0, 0.0, 0.0))
+    run, wall = _run(monkeypatch, nap=0.1, seconds=0.2, call_limit=30, first=0.6)
+    assert run.tried == 1 and run.findings == [] and 0.6 <= wall < 1.5
 
 
 def test_a_call_past_its_limit_is_a_hang(monkeypatch):

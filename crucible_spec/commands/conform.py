@@ -134,9 +134,9 @@ def run(args: argparse.Namespace) -> int:
     from ..conformance.junit import junit_xml
     from ..conformance.runner import run_suite
 
-    command = implementation(args.impl)
     errata = profile_errata(args.profile)
     limits = _limits(args)
+    command = implementation(args.impl)
     for path in filter(None, (args.report, args.junit)):
         check_output(path, args.force)
     if args.results:
