@@ -101,7 +101,7 @@ def test_every_kind_of_file_in_every_path_argument(root, name):
 @pytest.mark.parametrize("name", sorted(COMMANDS))
 def test_an_unknown_flag_is_a_usage_error(name):
     r = run([*name.split(), UNKNOWN_FLAG])
-    assert r.code == 2 and "unrecognized arguments: --no-such-flag" in r.err
+    assert r.code == 2 and ": error: " in r.err and "Traceback" not in r.err
 
 
 def test_an_argument_that_is_not_utf8_is_echoed_as_its_bytes(tmp_path):
@@ -113,6 +113,7 @@ def test_an_argument_that_is_not_utf8_is_echoed_as_its_bytes(tmp_path):
     assert out.exists()
 
 
+@pytest.mark.slow
 def test_the_harness_finds_a_planted_bug(root, monkeypatch):
     """synth with its --shape check forgotten: an unknown shape raises ValueError deep inside,
     which the harness reports as exit 70."""
@@ -125,7 +126,7 @@ def test_the_harness_finds_a_planted_bug(root, monkeypatch):
 
     monkeypatch.setattr(synth, "run", forgetful)
     with pytest.raises(AssertionError, match=r"--shape .*: exit 70"):
-        explore(COMMANDS["synth"], 30, root)
+        explore(COMMANDS["synth"], 100, root)
 
 
 def test_the_rules_name_real_commands_and_options():
