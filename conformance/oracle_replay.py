@@ -14,7 +14,6 @@ from __future__ import annotations
 import copy
 import json
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 from ..spec import region_cache as cache_
@@ -46,10 +45,12 @@ class SourceError(Exception):
 
 
 def _read(path: str) -> bytes:
+    from ..commands.common import UsageError, read_input
+
     try:
-        return Path(path).read_bytes()
-    except OSError as e:
-        raise SourceError(f"cannot read {path}: {e.strerror or e}") from None
+        return read_input(path)
+    except UsageError as e:
+        raise SourceError(str(e)) from None
 
 
 def _json(path: str) -> Any:

@@ -119,19 +119,34 @@ def failure_lines(r: OpResult) -> list[str]:
     return lines
 
 
+def hello_line(greeting: dict | None) -> str:
+    """The implementation as its hello names it: name, profile and device, each it leaves
+    out said so (never a bare None)."""
+    if not isinstance(greeting, dict):
+        return "implementation: no hello"
+    said = {k: greeting.get(k) for k in ("impl", "profile", "device")}
+    missing = [k for k, v in said.items() if v is None]
+    details = ([f"profile {said['profile']}"] if said["profile"] is not None else []) + \
+        ([str(said["device"])] if said["device"] is not None else [])
+    return (f"implementation: {said['impl'] if said['impl'] is not None else 'unnamed'}"
+            + (f" ({', '.join(details)})" if details else "")
+            + (f"; its hello gives no {', '.join(missing)}" if missing else ""))
+
+
 def render(results: list[OpResult], events: list[dict], greeting: dict | None,
            limits: Limits, verbose: bool = False) -> str:
     """Per-op table in chapter order (unsupported ops folded into one line unless
     `verbose`), the failures, events, limits, closing line and support line."""
-    head = "implementation: " + (
-        f"{greeting.get('impl')} (profile {greeting.get('profile')}, "
-        f"{greeting.get('device')})" if isinstance(greeting, dict) else "no hello")
     ordered = _chapter_order(results)
     shown = [r for r in ordered if verbose or not r.unsupported]
     header = ["ch", "op", "status", "cases", "pass", "fail", "xfail", "skip", "limit",
               "impl ms*", "ref ms*"]
-    lines = [head, render_table(table(
-        header, [_row(r) for r in shown], right=header[3:]))]
+    rows = [_row(r) for r in shown]
+    if any(r.fuzz for r in results):
+        header.insert(4, "fuzz")
+        for row, r in zip(rows, shown, strict=True):
+            row.insert(4, str(r.fuzz["requests"]) if r.fuzz else "-")
+    lines = [hello_line(greeting), render_table(table(header, rows, right=header[3:]))]
     lines.append("* time of every case but each op's first (an implementation may compile "
                  "then)")
     folded = [r.op for r in ordered if r.unsupported and not verbose]

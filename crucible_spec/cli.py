@@ -72,6 +72,7 @@ def _leaves(sub) -> list[argparse.ArgumentParser]:
 
 
 def main(argv: list[str] | None = None) -> int:
+    _echo_undecodable_bytes()
     parser = build_parser()
     args = parser.parse_args(argv)
     debug = getattr(args, "debug", False)
@@ -92,6 +93,14 @@ def main(argv: list[str] | None = None) -> int:
         print(f"crucible-spec: internal error: {type(e).__name__}: {e}", file=sys.stderr)
         print(f"crucible-spec: {BUG_REPORT}", file=sys.stderr)
         return 70
+
+
+def _echo_undecodable_bytes() -> None:
+    """Let stdout write back the bytes of an argument that is not UTF-8 (a file name, say),
+    as Python decoded them (surrogateescape), instead of failing on them."""
+    reconfigure = getattr(sys.stdout, "reconfigure", None)
+    if reconfigure is not None:
+        reconfigure(errors="surrogateescape")
 
 
 if __name__ == "__main__":

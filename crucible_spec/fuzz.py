@@ -18,10 +18,13 @@ from __future__ import annotations
 
 import io
 import json
+import math
+import os
 import signal
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager, redirect_stderr
+from contextvars import ContextVar
 from dataclasses import asdict, dataclass, field
 from functools import cache, partial
 from typing import Any
@@ -40,14 +43,41 @@ BOUNDARY = (0, 1, 2, 7, 8, 9, 0x7F, 0x80, 0xFF, 0xFFFF, 1 << 27, 1 << 31, 1 << 3
 """Values a mutated field is set to (truncated to its width): the edges of counts, ndim,
 bools, enums, sizes and signed and unsigned widths."""
 CALL_LIMIT_S = 30.0
-"""A single call running longer than this is a finding (a hang); generous, as a first call
-may compile numba kernels."""
+"""The default wall seconds past which a single call is a finding (a hang), before scaling by
+the machine's load; generous, as a first call may compile numba kernels."""
 SHOWN_HEX = 256
 """Reproducers up to this many bytes are printed as hex; longer ones are in the report."""
 
 
 class Hang(BaseException):
-    """A call ran past CALL_LIMIT_S (a BaseException, so no `except Exception` catches it)."""
+    """A call ran past its limit (a BaseException, so no `except Exception` catches it)."""
+
+
+class BudgetSpent(BaseException):
+    """The reader's time ran out during a call: the run ends there, the call is no finding."""
+
+
+@dataclass(frozen=True)
+class Clock:
+    """A run's time rules: a call is a hang past `call_limit` wall seconds; every call ends
+    at `deadline` (time.monotonic()), where the run stops."""
+
+    call_limit: float = CALL_LIMIT_S
+    deadline: float = math.inf
+
+
+CLOCK: ContextVar[Clock | None] = ContextVar("CLOCK", default=None)
+"""The time rules of the run in progress (run_reader sets them; none: Clock())."""
+
+
+def load_scaled(limit: float) -> float:
+    """`limit` stretched by how oversubscribed the CPUs are (the 1-minute load average over
+    the CPU count, when above 1), so a loaded machine does not turn a slow call into a hang."""
+    try:
+        busy = os.getloadavg()[0] / (os.cpu_count() or 1)
+    except OSError:
+        busy = 1.0
+    return limit * max(1.0, busy)
 
 
 @dataclass
@@ -85,15 +115,23 @@ class Outcome:
         return (self.kind, self.value) if self.kind != "ok" else ("ok",)
 
 
-def _on_alarm(signum, frame) -> None:
-    raise Hang(f"no answer in {CALL_LIMIT_S:.0f} s")
-
-
 @contextmanager
 def time_limit() -> Iterator[None]:
-    """Interrupt Python code that runs past CALL_LIMIT_S."""
-    old = signal.signal(signal.SIGALRM, _on_alarm)
-    signal.setitimer(signal.ITIMER_REAL, CALL_LIMIT_S)
+    """Interrupt Python code that runs past the call limit (Hang) or the run's deadline
+    (BudgetSpent), whichever comes first."""
+    clock = CLOCK.get() or Clock()
+    limit = load_scaled(clock.call_limit)
+    left = clock.deadline - time.monotonic()
+    if left <= 0:
+        raise BudgetSpent
+
+    def on_alarm(signum, frame) -> None:
+        if time.monotonic() >= clock.deadline:
+            raise BudgetSpent
+        raise Hang(f"no answer in {limit:.3g} s")
+
+    old = signal.signal(signal.SIGALRM, on_alarm)
+    signal.setitimer(signal.ITIMER_REAL, min(limit, left))
     try:
         yield
     finally:
@@ -483,14 +521,37 @@ READERS: dict[str, Callable[[np.random.Generator], Iterator[list[Finding]]]] = {
 
 def run_reader(name: str, seconds: float, seed: int,
                progress: Callable[[ReaderRun], None] = lambda run: None,
-               max_inputs: int | None = None) -> ReaderRun:
-    """Feed one reader mutated inputs for `seconds` (or `max_inputs`); keep the first finding
-    of each (kind, detail) and count the repeats."""
+               max_inputs: int | None = None, call_limit: float = CALL_LIMIT_S) -> ReaderRun:
+    """Feed one reader mutated inputs for `seconds` (or `max_inputs`), a call past
+    `call_limit` (scaled by load) a hang; keep the first finding of each (kind, detail) and
+    count the repeats. After the first input (which may compile kernels, cached for the next
+    run), a call still running when the time is up is cut short, no finding."""
     rng = np.random.default_rng([seed, list(READERS).index(name)])
-    run, seen = ReaderRun(name), set()
-    start = last = time.monotonic()
-    for found in READERS[name](rng):
+    run = ReaderRun(name)
+    start = time.monotonic()
+    token = CLOCK.set(Clock(call_limit))
+    try:
+        _feed(run, READERS[name](rng), start, seconds, progress, max_inputs,
+              lambda: CLOCK.set(Clock(call_limit, start + seconds)))
+    except BudgetSpent:
+        pass
+    finally:
+        CLOCK.reset(token)
+    run.seconds = time.monotonic() - start
+    return run
+
+
+def _feed(run: ReaderRun, inputs: Iterator[list[Finding]], start: float, seconds: float,
+          progress: Callable[[ReaderRun], None], max_inputs: int | None,
+          after_first: Callable[[], object]) -> None:
+    """run_reader's loop: count each input's findings into `run` until the time or the
+    inputs are spent; `after_first` once the first input is done."""
+    seen: set[tuple[str, str]] = set()
+    last = start
+    for found in inputs:
         run.tried += 1
+        if run.tried == 1:
+            after_first()
         for f in found:
             if (f.kind, f.detail) in seen:
                 run.repeats += 1
@@ -503,8 +564,7 @@ def run_reader(name: str, seconds: float, seed: int,
             progress(run)
             last = now
         if run.seconds >= seconds or (max_inputs is not None and run.tried >= max_inputs):
-            return run
-    return run
+            return
 
 
 def render_finding(f: Finding) -> str:

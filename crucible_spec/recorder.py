@@ -10,6 +10,7 @@ Importing this module imports torch.
 from __future__ import annotations
 
 import importlib
+import importlib.machinery
 import importlib.util
 import sys
 import weakref
@@ -247,7 +248,8 @@ def imported(target: str) -> Iterator[ModuleType]:
 def script_module(target: str, path: Path) -> Iterator[ModuleType]:
     """The script run as a fresh module, registered with its folder on sys.path until done."""
     name = f"_crucible_record_{path.stem}"
-    spec = importlib.util.spec_from_file_location(name, path)
+    spec = importlib.util.spec_from_file_location(
+        name, path, loader=importlib.machinery.SourceFileLoader(name, str(path)))
     module = importlib.util.module_from_spec(spec)
     folder = str(path.resolve().parent)
     sys.modules[name] = module

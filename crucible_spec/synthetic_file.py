@@ -73,6 +73,13 @@ def meta_count(num_ops: int, shape: str = "mlp", seed: int = 0) -> int:
     return full * len(t.metas) + int(t.ends[tail])
 
 
+def file_size(num_ops: int, shape: str = "mlp", seed: int = 0) -> int:
+    """The bytes of synthetic_file(num_ops, shape, seed) (fresh storages or not)."""
+    t = template(shape, seed)
+    metas = meta_count(num_ops, shape, seed)
+    return HEADER_SIZE + RECORD.itemsize * num_ops + META.itemsize * metas + len(t.names)
+
+
 def file_chunks(num_ops: int, shape: str = "mlp", seed: int = 0, fresh_storages: bool = False,
                 group_bytes: int = GROUP_BYTES) -> Iterator[bytes | memoryview]:
     """write_crtrace(synthetic_trace(num_ops, shape, seed, fresh_storages)) as consecutive

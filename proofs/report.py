@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 from collections import Counter
-from pathlib import Path
 
 from .. import SPEC_VERSION
 from ..commands.console import render
@@ -67,8 +66,8 @@ def ok(outcomes: list[Outcome], mutants: bool) -> bool:
     return all(o.verdict == good for o in outcomes)
 
 
-def write_report(path: Path, outcomes: list[Outcome], mutants: bool, wall: float,
-                 jobs: int) -> None:
+def report_json(outcomes: list[Outcome], mutants: bool, wall: float, jobs: int) -> str:
+    """The JSON report of a run: versions, mode, summary and each outcome."""
     report = {
         "spec_version": SPEC_VERSION,
         "z3_version": z3_version(),
@@ -79,5 +78,4 @@ def write_report(path: Path, outcomes: list[Outcome], mutants: bool, wall: float
         "ok": ok(outcomes, mutants),
         "results": [o.to_json() for o in outcomes],
     }
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(report, indent=2, sort_keys=True) + "\n")
+    return json.dumps(report, indent=2, sort_keys=True) + "\n"

@@ -6,16 +6,26 @@ import argparse
 import json
 
 from . import console
-from .common import UsageError, check_output, count, positive_int, seconds, select_ops, write_output
+from .common import (
+    UsageError,
+    check_output,
+    count,
+    integer,
+    positive_int,
+    seconds,
+    select_ops,
+    write_output,
+)
+
+MAX_SIZE = 100_000_000
+"""The largest size bench takes: a batch of 10^8 items is already gigabytes of inputs."""
 
 
 def _sizes(text: str) -> list[int]:
-    try:
-        values = [int(float(x)) for x in text.split(",") if x.strip()]
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected comma-separated sizes, got {text!r}") from None
-    if not values or min(values) < 1:
-        raise argparse.ArgumentTypeError("sizes must be positive")
+    """An argparse type: comma-separated sizes, each an integer from 1 to MAX_SIZE."""
+    values = [integer(x.strip(), 1, MAX_SIZE) for x in text.split(",") if x.strip()]
+    if not values:
+        raise argparse.ArgumentTypeError(f"expected comma-separated sizes, got {text!r}")
     return values
 
 
@@ -27,7 +37,7 @@ def run(args: argparse.Namespace) -> int:
     ops = select_ops(args.ops, lambda op: op.bench is not None)
     for path in (args.json, args.plot):
         if path:
-            check_output(path, force=True)
+            check_output(path, args.force)
     backends = args.impl or ["numba", "cupy"]
     try:
         wires = [serve_impl(b) for b in backends if args.serve]
@@ -51,12 +61,12 @@ def run(args: argparse.Namespace) -> int:
         print(bench.render_quality(quality))
     if args.json:
         text = json.dumps(bench.as_json(rows, device, quality), indent=2) + "\n"
-        write_output(args.json, text.encode(), force=True)
+        write_output(args.json, text.encode(), args.force)
         print(f"json: {args.json}")
     if args.plot:
         from ..bench_plot import render_svg
 
-        write_output(args.plot, render_svg(rows).encode(), force=True)
+        write_output(args.plot, render_svg(rows).encode(), args.force)
         print(f"plot: {args.plot}")
     return 1 if any(r.mismatch for r in rows) else 0
 
@@ -89,8 +99,8 @@ def add_parser(sub) -> None:
                     "stops after --reference-budget seconds and is scaled by items ('~').")
     p.add_argument("--ops", nargs="*", metavar="GLOB", help="ops to time (default: all)")
     p.add_argument("--sizes", type=_sizes, default=[1_000, 10_000, 100_000],
-                   help="comma-separated sizes: items per batch, or ops per trace (default "
-                        "1000,10000,100000)")
+                   help="comma-separated sizes: items per batch, or ops per trace, each at "
+                        f"most {MAX_SIZE} (default 1000,10000,100000)")
     p.add_argument("--impl", action="append", choices=["numba", "cupy"],
                    help="fast backend to time (repeatable; default both)")
     p.add_argument("--ref-max", type=count, default=100_000,
@@ -116,4 +126,5 @@ def add_parser(sub) -> None:
     p.add_argument("--plot", metavar="FILE.svg",
                    help="also write a log-scale bar chart of seconds per implementation, per "
                         "op and size, as SVG")
+    p.add_argument("--force", action="store_true", help="replace an existing --json or --plot file")
     p.set_defaults(func=run)

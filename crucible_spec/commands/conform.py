@@ -6,6 +6,7 @@ import argparse
 import json
 import os
 import shlex
+import shutil
 import sys
 import time
 from pathlib import Path
@@ -15,6 +16,7 @@ from .common import (
     UsageError,
     check_output,
     count,
+    integer,
     positive_int,
     profile_errata,
     read_input,
@@ -37,6 +39,30 @@ def _xfail(path: str | None):
         raise UsageError(f"--xfail {path}: expected a JSON object {{\"op\" or \"op:case\": "
                          f"\"reason\"}}")
     return Xfail(entries)
+
+
+MAX_FUZZ = 100_000
+"""The most generated inputs --fuzz sends an op (1,000 blocks of 100)."""
+
+
+def fuzz_count(text: str) -> int:
+    """An argparse type: a --fuzz count, 0 to MAX_FUZZ."""
+    return integer(text, 0, MAX_FUZZ)
+
+
+def implementation(text: str) -> list[str]:
+    """The --impl command as words, or a UsageError when it is empty, unbalanced or names no
+    program that can run."""
+    try:
+        command = shlex.split(text)
+    except ValueError as e:
+        raise UsageError(f"--impl {text!r}: {e}") from None
+    if not command:
+        raise UsageError("--impl needs a command")
+    if shutil.which(command[0]) is None:
+        raise UsageError(f"--impl: {command[0]} is not a program that can run (no such "
+                         f"executable file, nor a command on PATH)")
+    return command
 
 
 def _limits(args: argparse.Namespace):
@@ -108,13 +134,13 @@ def run(args: argparse.Namespace) -> int:
     from ..conformance.junit import junit_xml
     from ..conformance.runner import run_suite
 
-    command = shlex.split(args.impl)
-    if not command:
-        raise UsageError("--impl needs a command")
     errata = profile_errata(args.profile)
     limits = _limits(args)
+    command = implementation(args.impl)
     for path in filter(None, (args.report, args.junit)):
-        check_output(path, force=True)
+        check_output(path, args.force)
+    if args.results:
+        check_output(args.results, force=True)
     root = Path(args.vectors) if args.vectors else vectors.VECTORS_DIR
     try:
         suite = vectors.load(root, args.profile)
@@ -142,10 +168,10 @@ def run(args: argparse.Namespace) -> int:
         document = report_card.card(command, args.profile, manifest, greeting, results, events,
                                     args.fuzz, limits)
         text = json.dumps(document, indent=2, sort_keys=True) + "\n"
-        write_output(args.report, text.encode(), force=True)
+        write_output(args.report, text.encode(), args.force)
         print(f"report card: {args.report}")
     if args.junit:
-        write_output(args.junit, junit_xml(results, args.profile), force=True)
+        write_output(args.junit, junit_xml(results, args.profile), args.force)
         print(f"junit: {args.junit}")
     return 0 if report_card.totals(results)["failed"] == 0 else 1
 
@@ -172,6 +198,8 @@ def add_parser(sub) -> None:
     p.add_argument("--profile", default="crucible", help="errata profile (default crucible)")
     p.add_argument("--ops", nargs="*", metavar="GLOB", help="only these ops (default: all)")
     p.add_argument("--report", metavar="FILE", help="write the JSON report card")
+    p.add_argument("--force", action="store_true",
+                   help="replace an existing --report or --junit file")
     p.add_argument("--xfail", metavar="FILE",
                    help='known failures: JSON {"op" or "op:case": "reason"}')
     p.add_argument("--junit", metavar="FILE",
@@ -183,8 +211,9 @@ def add_parser(sub) -> None:
     p.add_argument("-v", "--verbose", action="store_true",
                    help="list unsupported ops in the table instead of folding them into one "
                         "line")
-    p.add_argument("--fuzz", type=count, default=0, metavar="N",
-                   help="also send N generated inputs per op and shrink any failure")
+    p.add_argument("--fuzz", type=fuzz_count, default=0, metavar="N",
+                   help="also send N generated inputs per op (at most "
+                        f"{MAX_FUZZ}) and shrink any failure")
     p.add_argument("--seed", type=count, default=0, help="fuzzing seed (default 0)")
     p.add_argument("--timeout", type=seconds, default=10.0,
                    help="seconds to wait for each response (default 10)")

@@ -7,6 +7,7 @@ import json
 from pathlib import Path
 
 from . import console
+from .common import write_output
 
 PAPER = Path("papers") / "lean-coverage.md"
 
@@ -24,7 +25,7 @@ def run(args: argparse.Namespace) -> int:
             problems.append(f"{PAPER} is not up to date (run crucible-spec lean-coverage)")
     else:
         paper.parent.mkdir(parents=True, exist_ok=True)
-        paper.write_text(text)
+        write_output(paper, text.encode(), force=True)
     if args.json:
         print(json.dumps(lc.summary(inv) | {"problems": problems}, indent=2))
     else:

@@ -27,15 +27,23 @@ EQUIVALENT_FILE = Path(__file__).resolve().parent.parent.parent / "proofs" / \
     "equivalent_mutants.tsv"
 
 
+MAX_CHAPTER = 99
+"""The highest chapter number --chapters takes (the spec's are far below)."""
+
+
 def parse_chapters(text: str) -> set[int]:
-    """'1-11,17,18' -> {1, ..., 11, 17, 18}."""
+    """'1-11,17,18' -> {1, ..., 11, 17, 18}; each chapter from 1 to MAX_CHAPTER."""
     out: set[int] = set()
+    form = f"--chapters: {text!r} is not a list of chapters like 1-11,17 (1 to {MAX_CHAPTER})"
     try:
         for part in text.split(","):
             lo, _, hi = part.partition("-")
-            out.update(range(int(lo), int(hi or lo) + 1))
-    except ValueError as e:
-        raise UsageError(f"--chapters: {text!r} is not a list of chapters like 1-11,17") from e
+            first, last = int(lo), int(hi or lo)
+            if not 1 <= first <= last <= MAX_CHAPTER:
+                raise UsageError(form)
+            out.update(range(first, last + 1))
+    except ValueError:
+        raise UsageError(form) from None
     return out
 
 
@@ -68,8 +76,10 @@ def run(args: argparse.Namespace) -> int:
     from .. import campaign, mutants
 
     checks = parse_checks(args.checks)
-    for path in filter(None, (args.report, args.results)):
-        check_output(path, force=True)
+    if args.report:
+        check_output(args.report, args.force)
+    if args.results:
+        check_output(args.results, force=True)
     ids = select(args)
     if args.list:
         for i in ids:
@@ -96,7 +106,8 @@ def run(args: argparse.Namespace) -> int:
     path = Path(args.report) if args.report else STATE_DIR / "reports" / "mutate.json"
     if not args.report:
         path.parent.mkdir(parents=True, exist_ok=True)
-    write_output(path, json.dumps(rep, indent=1, sort_keys=True).encode(), force=True)
+    write_output(path, json.dumps(rep, indent=1, sort_keys=True).encode(),
+                 args.force or not args.report)
     print(f"report: {path}")
     ok = (args.min_prove is None or 100 * all_row.ratio(all_row.prove) >= args.min_prove) and \
         (args.min_all is None or 100 * all_row.ratio(all_row.killed) >= args.min_all)
@@ -135,6 +146,7 @@ def add_parser(sub) -> None:
                         ".crucible-spec/mutate/results.jsonl)")
     p.add_argument("--report", metavar="FILE",
                    help="JSON report (default .crucible-spec/reports/mutate.json)")
+    p.add_argument("--force", action="store_true", help="replace an existing --report file")
     p.add_argument("--survivors", action="store_true", help="list every surviving mutant")
     p.add_argument("--min-prove", type=percent, metavar="PCT",
                    help="exit 1 when prove alone kills less than PCT%% of the live mutants")

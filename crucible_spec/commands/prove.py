@@ -9,7 +9,7 @@ import time
 from pathlib import Path
 
 from . import console
-from .common import STATE_DIR, UsageError, check_output, positive_int, seconds
+from .common import STATE_DIR, UsageError, check_output, positive_int, seconds, write_output
 
 
 def _select(patterns: list[str]) -> list[str]:
@@ -31,7 +31,7 @@ def run(args: argparse.Namespace) -> int:
 
     ids = _select(args.ids)
     if args.report:
-        check_output(args.report, force=True)
+        check_output(args.report, args.force)
     if args.list:
         for i in sorted(ids, key=po_sort_key):
             po = REGISTRY.obligations[i]
@@ -49,7 +49,10 @@ def run(args: argparse.Namespace) -> int:
     print(report.summary(outcomes, args.mutants, wall))
     default = STATE_DIR / "reports" / ("prove-mutants.json" if args.mutants else "prove.json")
     path = Path(args.report) if args.report else default
-    report.write_report(path, outcomes, args.mutants, wall, jobs)
+    if not args.report:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    write_output(path, report.report_json(outcomes, args.mutants, wall, jobs).encode(),
+                 args.force or not args.report)
     print(f"report: {path}")
     return 0 if report.ok(outcomes, args.mutants) else 1
 
@@ -74,5 +77,6 @@ def add_parser(sub) -> None:
                    "$CRUCIBLE_SPEC_CACHE or .crucible-spec/cache/proofs)")
     p.add_argument("--report", metavar="FILE",
                    help="JSON report path (default .crucible-spec/reports/prove.json)")
+    p.add_argument("--force", action="store_true", help="replace an existing --report file")
     p.add_argument("--list", action="store_true", help="list the obligations and exit")
     p.set_defaults(func=run)

@@ -6,11 +6,11 @@ import argparse
 import importlib
 
 from . import console
-from .common import UsageError, check_output, positive_int, write_output
+from .common import UsageError, check_output, output_stream, positive_int, write_output
 
 
 def run(args: argparse.Namespace) -> int:
-    check_output(args.output, args.force)
+    check_output(args.output, args.force, stdout_ok=True)
     try:
         importlib.import_module("torch")
     except ImportError:
@@ -25,10 +25,10 @@ def run(args: argparse.Namespace) -> int:
     except recorder.ScriptError as e:
         raise UsageError(str(e)) from None
     data = write_crtrace(trace)
-    write_output(args.output, data, args.force)
+    write_output(args.output, data, args.force, stdout_ok=True)
     print(f"recorded {args.iterations} iterations of {args.script}: {len(trace.entries)} ops, "
           f"{len(trace.metas)} metas, {len(trace.names)} names, {len(data)} bytes -> "
-          f"{args.output}")
+          f"{args.output}", file=output_stream(args.output))
     return 0
 
 
@@ -43,7 +43,8 @@ def add_parser(sub) -> None:
                     "(one iteration); setup(), if defined, runs once first, unrecorded.")
     p.add_argument("script", metavar="SCRIPT_OR_MODULE", help="a .py file or a module name")
     p.add_argument("-o", "--output", required=True, metavar="PATH",
-                   help="the .crtrace to write (an existing file is kept unless --force)")
+                   help="the .crtrace to write (an existing file is kept unless --force; "
+                        "'-' writes it to standard output)")
     p.add_argument("--force", action="store_true", help="replace an existing output file")
     p.add_argument("--iterations", type=positive_int, default=3,
                    help="steps to record back to back (default 3: iteration detection needs "

@@ -8,6 +8,7 @@ from .common import (
     UsageError,
     check_output,
     count,
+    output_stream,
     profile_errata,
     read_crtrace,
     write_output,
@@ -22,7 +23,7 @@ def run(args: argparse.Namespace) -> int:
     from ..spec.errors import InvalidInput
     from ..spec.pipeline import Window
 
-    check_output(args.output, args.force)
+    check_output(args.output, args.force, stdout_ok=True)
     data = read_crtrace(args.trace)
     errata = profile_errata(args.profile)
     try:
@@ -39,9 +40,10 @@ def run(args: argparse.Namespace) -> int:
     else:
         window, what = Window(len(trace.entries), 0, len(trace.entries)), "the whole trace"
     dot, found = view_dot(trace, window, f"{args.trace}, {what}", errata)
-    write_output(args.output, render_dot(dot).encode(), args.force)
+    write_output(args.output, render_dot(dot).encode(), args.force, stdout_ok=True)
     print(f"{args.output}: {what} (ops {window.start}..{window.start + window.count - 1}), "
-          f"{len(found.blocks)} blocks, architecture {found.architecture.name.lower()}")
+          f"{len(found.blocks)} blocks, architecture {found.architecture.name.lower()}",
+          file=output_stream(args.output))
     return 0
 
 
@@ -55,7 +57,8 @@ def add_parser(sub) -> None:
                     "last region the pipeline builds (the steady-state iteration); the whole "
                     "trace when it has no region or with --whole.")
     p.add_argument("trace", metavar="TRACE.crtrace")
-    p.add_argument("-o", "--output", required=True, metavar="FILE.svg", help="the SVG to write")
+    p.add_argument("-o", "--output", required=True, metavar="FILE.svg",
+                   help="the SVG to write ('-': standard output)")
     p.add_argument("--force", action="store_true", help="replace FILE.svg if it exists")
     which = p.add_mutually_exclusive_group()
     which.add_argument("--region", type=count, metavar="K",

@@ -23,7 +23,7 @@ def run(args: argparse.Namespace) -> int:
     if not chosen:
         raise UsageError(f"no op with a torch equivalent matches {args.ops}")
     if args.json:
-        check_output(args.json, force=True)
+        check_output(args.json, args.force)
     rows = []
     with console.messages("torch-diff") as progress:
         for name in chosen:
@@ -38,7 +38,7 @@ def run(args: argparse.Namespace) -> int:
         right=["cases", "largest ulps", "floored", "envelope"])))
     if args.json:
         text = json.dumps([m.__dict__ for m in rows], indent=2) + "\n"
-        write_output(args.json, text.encode(), force=True)
+        write_output(args.json, text.encode(), args.force)
     return 1 if any(m.must_cover and not m.covered for m in rows) else 0
 
 
@@ -56,4 +56,5 @@ def add_parser(sub) -> None:
     p.add_argument("--seeds", type=positive_int, default=2,
                    help="bench inputs per size (default 2)")
     p.add_argument("--json", metavar="FILE", help="also write the measurements as JSON")
+    p.add_argument("--force", action="store_true", help="replace an existing --json file")
     p.set_defaults(func=run)

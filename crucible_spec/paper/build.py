@@ -6,14 +6,13 @@ matplotlib and Graphviz, the content must not drift."""
 
 from __future__ import annotations
 
-import os
 import re
-import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
 from .. import load_all
+from ..commands.common import write_output
 from .appendix import render_appendix, render_index
 from .chapter import render_chapter
 from .chapters import CHAPTERS
@@ -102,10 +101,7 @@ def check(papers: Path) -> list[Drift]:
 
 def _write(path: Path, data: str) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
-    with os.fdopen(fd, "w") as f:
-        f.write(data)
-    os.replace(tmp, path)
+    write_output(path, data.encode(), force=True)
 
 
 def refresh_status(papers: Path, report: dict | None) -> None:

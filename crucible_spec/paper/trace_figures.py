@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from ..commands.common import write_output
 from .graphs import dag_dot, dot_figure
 from .plots import pipeline_of, region_plan_figure
 
@@ -34,6 +35,6 @@ def write_trace_figures(data: bytes, errata: frozenset[str], name: str, out: Pat
     written = []
     for fig in trace_figures(data, errata, name):
         path = out / fig.name
-        path.write_text(fig.draw())
+        write_output(path, fig.draw().encode(), force=True)
         written.append(path)
     return written
