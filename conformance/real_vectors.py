@@ -25,6 +25,7 @@ import json
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import lru_cache
 from pathlib import Path
 
 import hypothesis
@@ -214,29 +215,40 @@ def check(profile: str, backend: str = "reference", root: Path = REAL_DIR,
 
 def explain(profile: str, root: Path = REAL_DIR) -> tuple[list[Mismatch], list[Mismatch]]:
     """(explained, unexplained): the real cases the default profile answers otherwise. A case
-    is explained by the errata of the profile on its op whose removal alone changes the
-    faithful answer; one explained only by errata that do not list its op is unexplained, and
-    names them."""
+    is explained by the errata of the profile listing its op: those whose removal alone changes
+    the faithful answer, or, where several each suffice, all of them removed together. One
+    explained only by errata that do not list its op is unexplained, and names them."""
     errata = profile_errata(profile)
     default = Implementation("reference", NO_ERRATA)
-    without = {e: Implementation("reference", errata - {e}) for e in errata}
     explained, unexplained = [], []
     for rc in load(profile, root):
         d = difference(default, rc)
         if d is None:
             continue
         listed = errata & set(REGISTRY.errata_for(rc.op.name))
-        by = _changing(without, sorted(listed), rc)
+        by = _responsible(errata, sorted(listed), rc)
         if by:
             explained.append(Mismatch(rc.id, d, by))
         else:
-            unlisted = _changing(without, sorted(errata - listed), rc)
+            unlisted = _responsible(errata, sorted(errata - listed), rc)
             unexplained.append(Mismatch(rc.id, d, (), unlisted))
     return explained, unexplained
 
 
-def _changing(without: dict[str, Implementation], ids: list[str], rc: RealCase
-              ) -> tuple[str, ...]:
-    """The errata among `ids` whose removal alone makes the answer to `rc` differ from the
-    real code's."""
-    return tuple(e for e in ids if difference(without[e], rc) is not None)
+def _responsible(errata: frozenset[str], ids: list[str], rc: RealCase) -> tuple[str, ...]:
+    """The errata among `ids` that make the faithful answer to `rc`: each whose removal alone
+    changes it, else all of them if removing them together does, else none."""
+    alone = tuple(e for e in ids if _departs(errata - {e}, rc))
+    if alone:
+        return alone
+    return tuple(ids) if ids and _departs(errata - set(ids), rc) else ()
+
+
+@lru_cache(maxsize=64)
+def _implementation(errata: frozenset[str]) -> Implementation:
+    return Implementation("reference", errata)
+
+
+def _departs(errata: frozenset[str], rc: RealCase) -> bool:
+    """Whether the reference under `errata` answers `rc` otherwise than the real code did."""
+    return difference(_implementation(errata), rc) is not None
