@@ -241,7 +241,7 @@ _TWINS = ({"module": {"ops": [wire_op("input", "a:dtype=1:shape=1:inputs=\n1:inp
 erratum(
     E14_1, "Names are not escaped, so two modules can share one text and one fingerprint",
     seed="pyc@fdf1563", location="src/compiler/ir/ir.c pyc_ir_serialize",
-    ops=("pyc.serialize", "pyc.fingerprint", "pyc.cache.simulate"),
+    ops=("pyc.serialize", "pyc.fingerprint", "pyc.cache_key", "pyc.cache.simulate"),
     witness={"args": _TWINS[0],
              "spec": {"text": "0:input:a\\:dtype=1\\:shape=1\\:inputs=\\n1\\:input\\:b:dtype=1:"
                               "shape=1:inputs=\n"},
@@ -250,6 +250,8 @@ erratum(
     flag="result",
     also=({"op": "pyc.fingerprint", "args": _TWINS[0], "spec": {"out": "0x1567db4f71319765"},
            "seed": {"out": "0x196e17e8e38225ed"}},
+          {"op": "pyc.cache_key", "args": {"module": _TWINS[0]["module"]},
+           "spec": {"out": "0x15f92b65c54f16a4"}, "seed": {"out": "0xddf3da4397ddc800"}},
           {"op": "pyc.cache.simulate",
            "args": {"steps": [{"module": _TWINS[1]["module"]}, {"module": _TWINS[0]["module"]}]},
            "spec": {"results": [
