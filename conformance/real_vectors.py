@@ -10,7 +10,7 @@ answer came from the real code through a wire adapter, never from the spec. Fill
    case out (counted, with the adapter's reason), and so does a crash or hang (counted, with
    the failure).
 3. The answers are written in case order; the manifest records the seed's build (the adapter's
-   hello: `impl`, `build`), the command, the generator and per-op counts.
+   hello: `impl`, `build`), the generator and, per op, the counts and the command.
 
 Checking (`check`): the faithful profile of every backend answers each case exactly as the real
 code did. Explaining (`explain`): each case where the default profile disagrees with the real
@@ -128,11 +128,11 @@ def write(root: Path, profile: str, filled: list[Filled], seed: dict, command: s
             "sources": dict(sorted(Counter(source_family(c.source) for c in f.cases).items())),
             "unsupported": dict(sorted(f.unsupported.items())),
             "failed": dict(sorted(f.failed.items())),
+            "command": command, "generated_per_op": per_op,
         }
     manifest = {
-        "profile": profile, "seed": seed, "command": command, "spec_version": SPEC_VERSION,
-        "generator": {"hypothesis": hypothesis.__version__, "generated_per_op": per_op,
-                      "invalid_per_case": INVALID_PER_CASE,
+        "profile": profile, "seed": seed, "spec_version": SPEC_VERSION,
+        "generator": {"hypothesis": hypothesis.__version__, "invalid_per_case": INVALID_PER_CASE,
                       "seed": "sha256 of '<op>/domain' or '<op>/invalid/<case>'"},
         "files": dict(sorted(files.items())),
     }
