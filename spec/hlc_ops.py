@@ -216,20 +216,22 @@ declare(
     not_applicable={"numba": "one clock step per call, state carried from call to call",
                     "cupy": "one clock step per call: nothing to spread over a device"},
 )
+UPDATE_ARGS = record(clock=Field(TIMESTAMP, "the receiver's clock"),
+                     recv=Field(TIMESTAMP, "the received timestamp"),
+                     wall=Field(U64, "the wall clock now, microseconds"),
+                     max_drift_us=Field(U64, "how far ahead of the wall clock a message may be",
+                                        DEFAULT_DRIFT_US))
+UPDATE_RESULT = record(**CLOCK_RESULT,
+                       skew_us=Field(U64, "on clock_skew: recv.physical - wall; else 0"),
+                       skew_ms=Field(U64, "ClockSkew.skew_ms: skew_us / 1000, floored"),
+                       max_ms=Field(U64, "ClockSkew.max_ms: max_drift_us / 1000, floored"))
+"""The arguments and result of a receive, on the host (hlc.update) and on the device."""
 declare(
     "hlc.update", chapter=19,
     summary="HlcClock::update on receiving a timestamp (the host): refuse a message more "
             "than max_drift_us ahead of the wall clock, else max of wall, local and received "
             "physical with the logical rule of §3.2.",
-    args=record(clock=Field(TIMESTAMP, "the local clock"),
-                recv=Field(TIMESTAMP, "the received timestamp"),
-                wall=Field(U64, "the wall clock now, microseconds"),
-                max_drift_us=Field(U64, "how far ahead of the wall clock a message may be",
-                                   DEFAULT_DRIFT_US)),
-    result=record(**CLOCK_RESULT,
-                  skew_us=Field(U64, "on clock_skew: recv.physical - wall; else 0"),
-                  skew_ms=Field(U64, "ClockSkew.skew_ms: skew_us / 1000, floored"),
-                  max_ms=Field(U64, "ClockSkew.max_ms: max_drift_us / 1000, floored")),
+    args=UPDATE_ARGS, result=UPDATE_RESULT,
     spec=(update, skewed), errata=(E19_4, E19_6), domain=update_domain,
     edges=update_edges,
     invalid=(InvalidCase("a string for recv.logical", lambda: st.just(
@@ -245,15 +247,7 @@ declare(
     summary="A kernel receiving a timestamp on the device: the host's receive rule, "
             "hlc.update's (RingKernel's generated kernel ignores the message's logical counter "
             "and the wall clock, E19.1).",
-    args=record(clock=Field(TIMESTAMP, "the kernel's clock"),
-                recv=Field(TIMESTAMP, "the received timestamp"),
-                wall=Field(U64, "the wall clock now, microseconds"),
-                max_drift_us=Field(U64, "how far ahead of the wall clock a message may be",
-                                   DEFAULT_DRIFT_US)),
-    result=record(**CLOCK_RESULT,
-                  skew_us=Field(U64, "on clock_skew: recv.physical - wall; else 0"),
-                  skew_ms=Field(U64, "ClockSkew.skew_ms: skew_us / 1000, floored"),
-                  max_ms=Field(U64, "ClockSkew.max_ms: max_drift_us / 1000, floored")),
+    args=UPDATE_ARGS, result=UPDATE_RESULT,
     spec=(device_update, device_receive), errata=(E19_1,), domain=update_domain,
     edges=device_update_edges,
     invalid=(InvalidCase("a string for recv.physical", lambda: st.just(
