@@ -205,12 +205,12 @@ class Mismatch:
 
 
 def check(profile: str, backend: str = "reference", root: Path = REAL_DIR,
-          errata: frozenset[str] | None = None) -> list[Mismatch]:
-    """The real cases that `backend` under the profile's errata (or `errata`) answers
-    otherwise than the real code did."""
+          errata: frozenset[str] | None = None, ops: set[str] | None = None) -> list[Mismatch]:
+    """The real cases (of `ops`, or all) that `backend` under the profile's errata (or
+    `errata`) answers otherwise than the real code did."""
     impl = Implementation(backend, profile_errata(profile) if errata is None else errata)
     return [Mismatch(rc.id, d) for rc in load(profile, root)
-            if (d := difference(impl, rc)) is not None]
+            if (ops is None or rc.op.name in ops) and (d := difference(impl, rc)) is not None]
 
 
 def explain(profile: str, root: Path = REAL_DIR) -> tuple[list[Mismatch], list[Mismatch]]:
