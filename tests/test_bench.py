@@ -10,6 +10,7 @@ import pytest
 
 from crucible_spec import bench, load_all
 from crucible_spec.engine import decode_args, run_reference
+from crucible_spec.spec.errors import SpecError
 from crucible_spec.spec.registry import REGISTRY
 
 load_all()
@@ -22,7 +23,10 @@ def test_a_split_reference_is_the_reference(name):
     op, split = REGISTRY.ops[name], bench.REFERENCE_SPLITS[name]
     edges = [decode_args(op, wire) for wire in (op.edges() if op.edges else [])]
     for args in [*op.bench(300, np.random.default_rng(1)), *edges]:
-        want = op.result.encode(run_reference(op, args))
+        try:
+            want = op.result.encode(run_reference(op, args))
+        except SpecError:  # an edge the spec refuses (pyc.alloc's negative step, E10.3)
+            continue
         assert op.result.encode(split.finish(split.core(split.prepare(**args)))) == want
 
 
