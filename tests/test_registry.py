@@ -50,9 +50,11 @@ def test_only_result_errata_make_a_fast_backend_fall_back():
     numba = Implementation("numba", profile_errata("crucible@8d2680a2"))
     not_applicable = {name for name, op in REGISTRY.ops.items() if "numba" in op.not_applicable}
     assert {"layout.info", "dag.merkle", "cipher.simulate", "txlog.simulate"} <= not_applicable
-    unmodelled = {"hash.shape", "crtrace.decode", "metalog.simulate", "dag.content_hash"}
+    unmodelled = {"hash.shape", "crtrace.decode", "metalog.simulate", "dag.content_hash",
+                  "layout.decode", "layout.encode"}
     assert set(numba.fallbacks()) == not_applicable | unmodelled
     assert "E8.1" in numba.fallbacks()["hash.shape"]
+    assert "E1.1" in numba.fallbacks()["layout.decode"]
 
 
 def test_a_seed_profile_without_errata_is_not_offered(capsys, monkeypatch):
