@@ -1,5 +1,5 @@
 """The wire contract as files: `conformance/schemas/<op>.json` holds each op's args and result
-JSON Schema (spec/json_schema.py), and `index.json` lists the ops with their files. They are
+JSON Schema (spec/core/json_schema.py), and `index.json` lists the ops with their files. They are
 generated from the registry (`crucible-spec ops --schemas`); `crucible-spec ops --check` fails
 when they are stale."""
 
@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from ..spec.json_schema import DIALECT, all_schemas
+from ..spec.core.json_schema import DIALECT, all_schemas
 
 SCHEMA_DIR = Path(__file__).resolve().parent / "schemas"
 INDEX = "index.json"

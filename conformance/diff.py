@@ -13,10 +13,10 @@ from typing import Any
 
 import numpy as np
 
-from ..spec.errors import SpecError
-from ..spec.f32_tensor import Envelope, F32Tensor
-from ..spec.registry import Op
-from ..spec.schema import Bytes, Int
+from ..spec.core.errors import SpecError
+from ..spec.core.f32_tensor import Envelope, F32Tensor
+from ..spec.core.registry import Op
+from ..spec.core.schema import Bytes, Int
 
 SHOWN_RUNS = 12
 """Runs of indices an `index_runs` text names; the indices of later runs are counted."""

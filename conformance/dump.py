@@ -10,10 +10,10 @@ import json
 from collections.abc import Iterator
 from pathlib import Path
 
-from ..spec.cipher import Cipher
-from ..spec.errata import NO_ERRATA
-from ..spec.errors import InvalidInput
-from ..spec.types import NONE32, DeviceType, ScalarType
+from ..spec.core.errata import NO_ERRATA
+from ..spec.core.errors import InvalidInput
+from ..spec.crucible.cipher import Cipher
+from ..spec.crucible.types import NONE32, DeviceType, ScalarType
 from .oracle_cdag import decoded
 from .trace_fields import TraceFile
 

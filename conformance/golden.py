@@ -11,8 +11,8 @@ from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
-from ..spec.ckernel import CKernelId
-from ..spec.hashing import fnv1a
+from ..spec.crucible.ckernel import CKernelId
+from ..spec.crucible.hashing import fnv1a
 from .seed_runs import PIPELINE_RUNS
 
 GOLDEN_FILE = Path(__file__).parent / "golden" / "crucible-8d2680a2.json"

@@ -9,9 +9,9 @@ tensor), and vigil.dispatch leaves out the handles (their offsets are the planne
 
 from __future__ import annotations
 
-from ..spec.replay_context_ops import context_test_args
-from ..spec.replay_ops import txlog_test_steps
-from ..spec.schema import HASH64
+from ..spec.core.schema import HASH64
+from ..spec.crucible.replay_context_ops import context_test_args
+from ..spec.crucible.replay_ops import txlog_test_steps
 from .golden import Case
 
 NONE = 4294967295

@@ -8,7 +8,7 @@ from __future__ import annotations
 from junitparser import Failure as JFailure
 from junitparser import JUnitXml, Skipped, TestCase, TestSuite
 
-from ..spec.registry import REGISTRY
+from ..spec.core.registry import REGISTRY
 from .runner import OpResult, case_id
 
 

@@ -6,9 +6,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..engine import Implementation
-from ..spec.errors import SpecError
-from ..spec.layout import Struct, leaf_name, leaves
-from ..spec.registry import REGISTRY, Op
+from ..spec.core.errors import SpecError
+from ..spec.core.layout import Struct, leaf_name, leaves
+from ..spec.core.registry import REGISTRY, Op
 from .diff import Difference, compare
 from .trace_fields import show_leaf
 

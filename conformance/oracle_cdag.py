@@ -14,19 +14,19 @@ import re
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from ..spec.cdag import decode_branch, decode_region, encode_branch, encode_region
-from ..spec.cdag_ops import (
+from ..spec.core.errata import NO_ERRATA
+from ..spec.core.errors import InvalidInput
+from ..spec.core.layout import hash64
+from ..spec.core.layout_ops import scalar_from_wire
+from ..spec.crucible.cdag import decode_branch, decode_region, encode_branch, encode_region
+from ..spec.crucible.cdag_ops import (
     cdag_decode,
     cdag_decode_branch,
     cdag_encode,
     cdag_encode_branch,
     name_at,
 )
-from ..spec.errata import NO_ERRATA
-from ..spec.errors import InvalidInput
-from ..spec.layout import hash64
-from ..spec.layout_ops import scalar_from_wire
-from ..spec.merkle_dag import TraceNodeKind
+from ..spec.crucible.merkle_dag import TraceNodeKind
 from .diff import first_difference
 
 _HEX = re.compile(rb"^(0x)?[0-9a-fA-F\s]*$")

@@ -10,15 +10,15 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from ..spec.dag import dag_diff as spec_dag_diff
-from ..spec.dag import dag_from_wire, merkle_hashes
-from ..spec.errata import NO_ERRATA
-from ..spec.errors import InvalidInput
-from ..spec.memory_plan import Plan, PlanSlot, align256, plan_slots
-from ..spec.merkle_dag import DagDiffKind
-from ..spec.plan_validity import plan_violations
-from ..spec.schema import HASH64
-from ..spec.trace_entry import trace_op_from_wire, trace_op_to_wire
+from ..spec.core.errata import NO_ERRATA
+from ..spec.core.errors import InvalidInput
+from ..spec.core.schema import HASH64
+from ..spec.crucible.dag import dag_diff as spec_dag_diff
+from ..spec.crucible.dag import dag_from_wire, merkle_hashes
+from ..spec.crucible.memory_plan import Plan, PlanSlot, align256, plan_slots
+from ..spec.crucible.merkle_dag import DagDiffKind
+from ..spec.crucible.plan_validity import plan_violations
+from ..spec.crucible.trace_entry import trace_op_from_wire, trace_op_to_wire
 from .diff import first_difference, index_runs
 
 

@@ -16,16 +16,17 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..spec import region_cache as cache_
-from ..spec import vigil as vg
-from ..spec.cipher import Cipher
-from ..spec.crtrace import parse_crtrace
-from ..spec.crucible_context import ContextMode
-from ..spec.errors import InvalidInput
-from ..spec.pipeline import recorded_of, run_pipeline
-from ..spec.replay_engine import ReplayStatus
-from ..spec.replay_ops import stream_from_wire
-from ..spec.replay_region import (
+from ..spec.core.errors import InvalidInput
+from ..spec.core.schema import HASH64
+from ..spec.crucible import region_cache as cache_
+from ..spec.crucible import vigil as vg
+from ..spec.crucible.cipher import Cipher
+from ..spec.crucible.crtrace import parse_crtrace
+from ..spec.crucible.crucible_context import ContextMode
+from ..spec.crucible.pipeline import recorded_of, run_pipeline
+from ..spec.crucible.replay_engine import ReplayStatus
+from ..spec.crucible.replay_ops import stream_from_wire
+from ..spec.crucible.replay_region import (
     LEVELS,
     Guard,
     ReplayRegion,
@@ -35,9 +36,8 @@ from ..spec.replay_region import (
     regions_from_recording,
     regions_of_run,
 )
-from ..spec.schema import HASH64
-from ..spec.vigil_ops import call, call_name, parse_stream
-from ..spec.vigil_ops import load_regions as vigil_regions
+from ..spec.crucible.vigil_ops import call, call_name, parse_stream
+from ..spec.crucible.vigil_ops import load_regions as vigil_regions
 
 
 class SourceError(Exception):

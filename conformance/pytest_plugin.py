@@ -37,8 +37,8 @@ class OpItem(pytest.Item):
         self.cases = cases
 
     def runtest(self):
-        from ..conformance.runner import Run, Xfail, run_op
-        from ..spec.registry import REGISTRY
+        from ..spec.core.registry import REGISTRY
+        from .runner import Run, Xfail, run_op
 
         shared = self.config._crucible
         run = Run(shared["client"], shared["errata"], Xfail(), next_id=shared["next_id"])
@@ -69,9 +69,9 @@ def pytest_collection_modifyitems(session, config, items):
         return
     import crucible_spec
 
-    from ..conformance import vectors
-    from ..conformance.client import Client
-    from ..spec.errata import profile_errata
+    from ..spec.core.errata import profile_errata
+    from . import vectors
+    from .client import Client
 
     crucible_spec.load_all()
     profile = config.getoption("crucible_profile")

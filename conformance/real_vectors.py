@@ -32,9 +32,9 @@ import hypothesis
 
 from .. import SPEC_VERSION
 from ..engine import Implementation
-from ..spec.errata import NO_ERRATA, profile_errata
-from ..spec.errors import RESOURCE_LIMIT, UNSUPPORTED, SpecError
-from ..spec.registry import REGISTRY, Op
+from ..spec.core.errata import NO_ERRATA, profile_errata
+from ..spec.core.errors import RESOURCE_LIMIT, UNSUPPORTED, SpecError
+from ..spec.core.registry import REGISTRY, Op
 from . import golden
 from .client import OK, Client
 from .diff import Difference, compare

@@ -11,7 +11,7 @@ from pathlib import Path
 from .. import SPEC_VERSION
 from ..commands.console import render as render_table
 from ..commands.console import table
-from ..spec.registry import REGISTRY
+from ..spec.core.registry import REGISTRY
 from .runner import Limits, OpResult
 
 SCHEMA_FILE = Path(__file__).parent / "report-card.schema.json"

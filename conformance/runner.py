@@ -35,9 +35,9 @@ from hypothesis import HealthCheck, Phase, given, seed, settings
 from hypothesis.errors import Flaky
 
 from ..engine import Implementation
-from ..spec.errata import profile_errata
-from ..spec.errors import RESOURCE_LIMIT, SpecError
-from ..spec.registry import REGISTRY, Op
+from ..spec.core.errata import profile_errata
+from ..spec.core.errors import RESOURCE_LIMIT, SpecError
+from ..spec.core.registry import REGISTRY, Op
 from .client import BUDGET, HANG, OK, Client, Reply, request_line
 from .diff import Difference, compare
 from .vectors import Case

@@ -7,7 +7,7 @@ The expected values are those the facts sheet records from running the real C++ 
 
 from __future__ import annotations
 
-from ..spec.iteration_detector import K
+from ..spec.crucible.iteration_detector import K
 
 FLOAT = 6
 

@@ -21,14 +21,14 @@ from typing import IO, Any
 from .. import SPEC_VERSION
 from ..engine import Implementation
 from ..gc_pause import gc_paused
-from ..spec.errors import BAD_REQUEST, INTERNAL, INVALID_INPUT, SpecError
-from ..spec.registry import REGISTRY
+from ..spec.core.errors import BAD_REQUEST, INTERNAL, INVALID_INPUT, SpecError
+from ..spec.core.registry import REGISTRY
 from .deep_json import MAX_DEPTH, BoundedDecoder, cut_too_deep
 
 
 def device_of(impl: str) -> str:
     if impl == "cupy":
-        from ..fast.cupy.xp import device
+        from ..fast.cupy.core.xp import device
 
         return device()
     if impl == "numba":

@@ -27,7 +27,7 @@ from pathlib import Path
 from hypothesis.errors import HypothesisDeprecationWarning
 
 from .. import load_all
-from ..spec.registry import REGISTRY, Op
+from ..spec.core.registry import REGISTRY, Op
 from .client import Client
 from .runner import (
     Limits,

@@ -8,10 +8,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ..spec.crtrace import HEADER_SIZE
-from ..spec.errata import NO_ERRATA
-from ..spec.pipeline import PipelineRun, Window, recorded_of, run_pipeline
-from ..spec.trace_build_ops import graph_to_wire
+from ..spec.core.errata import NO_ERRATA
+from ..spec.crucible.crtrace import HEADER_SIZE
+from ..spec.crucible.pipeline import PipelineRun, Window, recorded_of, run_pipeline
+from ..spec.crucible.trace_build_ops import graph_to_wire
 from .diff import index_runs
 from .oracle_graphs import plan_diff
 from .oracle_graphs import trace_diff as graph_diff

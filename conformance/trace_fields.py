@@ -6,12 +6,19 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..spec.crtrace import HEADER_SIZE, TRACE_OP_RECORD, Frame, LoadedTrace, frame, parse_crtrace
-from ..spec.errata import NO_ERRATA
-from ..spec.layout import Leaf, leaf_name, leaves
-from ..spec.tensor_meta import TENSOR_META
-from ..spec.trace_ring import MAX_SCALARS
-from ..spec.types import NONE32
+from ..spec.core.errata import NO_ERRATA
+from ..spec.core.layout import Leaf, leaf_name, leaves
+from ..spec.crucible.crtrace import (
+    HEADER_SIZE,
+    TRACE_OP_RECORD,
+    Frame,
+    LoadedTrace,
+    frame,
+    parse_crtrace,
+)
+from ..spec.crucible.tensor_meta import TENSOR_META
+from ..spec.crucible.trace_ring import MAX_SCALARS
+from ..spec.crucible.types import NONE32
 
 RECORD_LEAVES = leaves(TRACE_OP_RECORD)
 META_LEAVES = leaves(TENSOR_META)

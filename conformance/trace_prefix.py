@@ -11,7 +11,9 @@ from __future__ import annotations
 import struct
 from dataclasses import dataclass
 
-from ..spec.crtrace import (
+from ..spec.core.errata import NO_ERRATA
+from ..spec.core.errors import InvalidInput
+from ..spec.crucible.crtrace import (
     HEADER_SIZE,
     TRACE_OP_RECORD,
     Frame,
@@ -19,8 +21,6 @@ from ..spec.crtrace import (
     entry_of,
     meta_starts_of,
 )
-from ..spec.errata import NO_ERRATA
-from ..spec.errors import InvalidInput
 from .trace_diff import HEADER_FIELDS, Divergence, TraceComparison, field_divergence
 from .trace_fields import TraceFile
 

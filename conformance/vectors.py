@@ -26,9 +26,9 @@ from hypothesis import strategies as st
 
 from .. import SPEC_VERSION
 from ..engine import Implementation
-from ..spec.errata import profile_errata, profiles, result_witnesses
-from ..spec.errors import SpecError
-from ..spec.registry import REGISTRY, InvalidCase, Op, po_sort_key
+from ..spec.core.errata import profile_errata, profiles, result_witnesses
+from ..spec.core.errors import SpecError
+from ..spec.core.registry import REGISTRY, InvalidCase, Op, po_sort_key
 from . import golden
 
 VECTORS_DIR = Path(__file__).parent / "vectors"

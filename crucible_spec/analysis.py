@@ -15,14 +15,14 @@ from itertools import pairwise
 
 import numpy as np
 
-from .spec.build_trace import TraceGraph
-from .spec.crtrace import parse_crtrace
-from .spec.errors import InvalidInput
-from .spec.kernel_cache import KernelCache, cache_insert, cache_lookup
-from .spec.memory_plan import PlanSlot, greedy_by_size, live_lower_bound
-from .spec.merkle_dag import chained
-from .spec.pipeline import Window, plan_slots_of, recorded_of, run_pipeline
-from .spec.trace_graph import EdgeKind
+from .spec.core.errors import InvalidInput
+from .spec.crucible.build_trace import TraceGraph
+from .spec.crucible.crtrace import parse_crtrace
+from .spec.crucible.kernel_cache import KernelCache, cache_insert, cache_lookup
+from .spec.crucible.memory_plan import PlanSlot, greedy_by_size, live_lower_bound
+from .spec.crucible.merkle_dag import chained
+from .spec.crucible.pipeline import Window, plan_slots_of, recorded_of, run_pipeline
+from .spec.crucible.trace_graph import EdgeKind
 
 Progress = Callable[[int, int], None]
 
@@ -105,8 +105,8 @@ def reference_facts(data: bytes, errata: frozenset[str], progress: Progress
 
 def numba_facts(data: bytes, errata: frozenset[str], progress: Progress
                 ) -> tuple[list[RegionFacts], list[int], list[Window], int, tuple]:
-    from .fast.numba.pipeline import run_arrays
-    from .fast.trace_file import load_arrays
+    from .fast.core.trace_file import load_arrays
+    from .fast.numba.crucible.pipeline import run_arrays
 
     arrays, _, _, names = load_arrays(data, errata)
     run = run_arrays(arrays, errata, progress)
@@ -194,7 +194,7 @@ def steady_state_break(data: bytes, a: Analysis, errata: frozenset[str]) -> dict
         return None
     from .conformance.trace_diff import explain_windows
     from .conformance.trace_fields import TraceFile
-    from .spec.pipeline import Window
+    from .spec.crucible.pipeline import Window
 
     x, y = a.regions[-2], a.regions[-1]
     c = explain_windows(TraceFile.read(data, errata),

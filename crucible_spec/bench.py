@@ -47,10 +47,11 @@ from .commands.console import render as render_table
 from .commands.console import table
 from .conformance.diff import within_envelope
 from .engine import Implementation, run_reference
-from .spec.build_trace import build_trace
-from .spec.content_hash import compute_content_hash, trace_ops_from_wire
-from .spec.iteration_detector import run_detector, state_wire
-from .spec.memory_plan import (
+from .spec.core.registry import BACKENDS, REGISTRY, Op
+from .spec.crucible.build_trace import build_trace
+from .spec.crucible.content_hash import compute_content_hash, trace_ops_from_wire
+from .spec.crucible.iteration_detector import run_detector, state_wire
+from .spec.crucible.memory_plan import (
     E10_1,
     Plan,
     compute_memory_plan,
@@ -58,9 +59,8 @@ from .spec.memory_plan import (
     plan_slots,
     scattered_slots,
 )
-from .spec.pyc_alloc import build_plan, requests_from_wire
-from .spec.registry import BACKENDS, REGISTRY, Op
-from .spec.trace_build_ops import graph_to_wire, kernels_from_wire, plan_of, recorded_ops
+from .spec.crucible.trace_build_ops import graph_to_wire, kernels_from_wire, plan_of, recorded_ops
+from .spec.pyc.alloc import build_plan, requests_from_wire
 
 REPEAT_BUDGET_S = 1.0
 """Timed runs stop repeating once they have taken this long in all (at least one run)."""
@@ -123,7 +123,7 @@ _PHILOX_KEY = 0x12345678
 
 
 def _philox_stream(n: int) -> Callable[[], object]:
-    from .fast.numba.philox import stream_into
+    from .fast.numba.crucible.philox import stream_into
 
     out = np.empty(4 * n, dtype=np.uint32)
     start, key = np.uint64(0), np.uint64(_PHILOX_KEY)
@@ -381,7 +381,7 @@ class QualityRow:
 
 def quality_row(n: int, seed: int) -> QualityRow:
     """Plan scattered_slots(n, seed) with the numba planner under both free lists."""
-    from .fast.numba.memory_plan import plan_arrays
+    from .fast.numba.crucible.memory_plan import plan_arrays
 
     slots = scattered_slots(n, seed)
     arrays = [np.array([getattr(s, f) for s in slots], dtype=t) for f, t in

@@ -25,7 +25,7 @@ import time
 from dataclasses import dataclass
 
 from .conformance.diff import within_envelope
-from .spec.registry import Op
+from .spec.core.registry import Op
 
 
 class WireError(Exception):

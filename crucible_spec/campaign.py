@@ -16,7 +16,7 @@ from pathlib import Path
 from . import mutants
 from .commands.console import render
 from .commands.console import table as console_table
-from .proofs import mutation, patch, runner
+from .proofs.core import mutation, patch, runner
 
 
 def load_results(path: Path) -> dict[str, mutants.Verdict]:

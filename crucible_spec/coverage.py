@@ -7,12 +7,13 @@ and its errata. A hole shows as MISSING the moment it exists.
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+import inspect
+from dataclasses import asdict, dataclass, field
 
 from .commands.console import render as render_table
 from .commands.console import table as console_table
 from .conformance import vectors
-from .spec.registry import BACKENDS, REGISTRY
+from .spec.core.registry import BACKENDS, REGISTRY
 
 YES, NA, MISSING = "yes", "n/a", "MISSING"
 
@@ -29,6 +30,8 @@ class Row:
     errata: list[str]
     reasons: dict[str, str]
     proof_note: str = ""
+    modules: dict = field(default_factory=dict)
+    """Repository paths of the op's spec, reference, kernel and proof modules."""
 
     @property
     def holes(self) -> list[str]:
@@ -60,7 +63,26 @@ def rows() -> list[Row]:
         out.append(Row(name, op.chapter, YES if name in REGISTRY.references else MISSING,
                        cells["numba"], cells["cupy"], counts.get(name, 0),
                        REGISTRY.obligations_for(name), REGISTRY.errata_for(name), reasons,
-                       op.proof_note))
+                       op.proof_note, module_paths(name)))
+    return out
+
+
+def repo_path(dotted: str) -> str:
+    """`crucible_spec.spec.ringkernel.hlc` -> `spec/ringkernel/hlc.py` (the layer folders sit
+    at the repository's root)."""
+    return dotted.removeprefix("crucible_spec.").replace(".", "/") + ".py"
+
+
+def module_paths(name: str) -> dict:
+    """Where op `name` lives in each layer: spec, reference, numba, cupy (None where the layer
+    has no implementation) and the modules of its proof obligations."""
+    out = {"spec": repo_path(REGISTRY.ops[name].module)}
+    for layer in ("reference", *BACKENDS):
+        module = REGISTRY.modules.get((name, layer))
+        out[layer] = repo_path(module) if module else None
+    proofs = {inspect.unwrap(getattr(po.build, "func", po.build)).__module__
+              for po in map(REGISTRY.obligations.get, REGISTRY.obligations_for(name)) if po}
+    out["proofs"] = sorted(repo_path(m) for m in proofs)
     return out
 
 

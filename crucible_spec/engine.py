@@ -11,9 +11,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from .spec.errors import UNKNOWN_OP, UNSUPPORTED, SpecError
-from .spec.json_schema import check_args
-from .spec.registry import BACKENDS, REGISTRY, Op
+from .spec.core.errors import UNKNOWN_OP, UNSUPPORTED, SpecError
+from .spec.core.json_schema import check_args
+from .spec.core.registry import BACKENDS, REGISTRY, Op
 
 IMPLS = ("reference", *BACKENDS)
 

@@ -32,8 +32,8 @@ from typing import Any
 import numpy as np
 
 from .engine import Implementation
-from .spec.errata import profile_errata
-from .spec.errors import INTERNAL, SpecError
+from .spec.core.errata import profile_errata
+from .spec.core.errors import INTERNAL, SpecError
 
 IMPLS = ("reference", "numba")
 SEED_PROFILE = "crucible@8d2680a2"
@@ -203,7 +203,7 @@ def finding(reader: str, kind: str, detail: str, data: bytes | str, made: str) -
 
 
 def _leaf_fields(struct, base: int, prefix: str) -> list[tuple[int, int, str]]:
-    from .spec.layout import leaf_name, leaves
+    from .spec.core.layout import leaf_name, leaves
 
     return [(base + leaf.offset, leaf.size, f"{prefix}{leaf_name(leaf)}")
             for leaf in leaves(struct) if leaf.wire != "pad"]
@@ -211,8 +211,8 @@ def _leaf_fields(struct, base: int, prefix: str) -> list[tuple[int, int, str]]:
 
 def crtrace_base(name: str, data: bytes) -> Base:
     """A file with its header counts, every op record field and every meta field."""
-    from .spec.crtrace import HEADER_SIZE, TRACE_OP_RECORD, frame
-    from .spec.tensor_meta import TENSOR_META
+    from .spec.crucible.crtrace import HEADER_SIZE, TRACE_OP_RECORD, frame
+    from .spec.crucible.tensor_meta import TENSOR_META
 
     f = frame(data)
     fields = [(8, 4, "num_ops"), (12, 4, "num_metas")]
@@ -229,9 +229,9 @@ def crtrace_bases() -> tuple[Base, ...]:
     """Real traces: the seed's MLP and end-to-end runs, a synthetic MLP loop of 110 ops, and
     that loop with 160-byte (legacy) metas."""
     from .conformance.seed_runs import e2e_stream, mlp_stream
-    from .spec.crtrace import write_crtrace
-    from .spec.pipeline import trace_of
-    from .spec.trace_build_ops import recorded_ops
+    from .spec.crucible.crtrace import write_crtrace
+    from .spec.crucible.pipeline import trace_of
+    from .spec.crucible.trace_build_ops import recorded_ops
     from .synthetic import synthetic_trace
 
     loop = write_crtrace(synthetic_trace(110))
@@ -244,7 +244,7 @@ def crtrace_bases() -> tuple[Base, ...]:
 
 def legacy(data: bytes, size: int) -> bytes:
     """The file with every meta record cut to its first `size` bytes."""
-    from .spec.crtrace import frame
+    from .spec.crucible.crtrace import frame
 
     f = frame(data)
     metas = b"".join(data[at:at + size] for at in range(f.meta_start, f.meta_end, f.meta_size))
@@ -257,9 +257,9 @@ META_ARRAYS = ("ptr", "ndim", "sizes", "strides", "dtype", "device_type", "devic
 def spec_load(data: bytes, errata: frozenset[str]) -> tuple:
     """What the fast loader makes, the spec's way: the loaded trace, and the arrays of the
     ops the pipeline drains from it."""
-    from .fast.trace_arrays import arrays_of
-    from .spec.crtrace import parse_crtrace
-    from .spec.pipeline import recorded_of
+    from .fast.core.trace_arrays import arrays_of
+    from .spec.crucible.crtrace import parse_crtrace
+    from .spec.crucible.pipeline import recorded_of
 
     trace = parse_crtrace(data, errata)
     return trace, arrays_of(recorded_of(trace))
@@ -284,7 +284,7 @@ def same_load(spec: tuple, fast: tuple) -> str | None:
 
 def check_crtrace(data: bytes, profile: str) -> list[tuple[str, str]]:
     """(kind, detail) of every problem with one file under one profile."""
-    from .fast.trace_file import load_arrays
+    from .fast.core.trace_file import load_arrays
 
     errata = profile_errata(profile)
     problems = []
@@ -359,7 +359,7 @@ def cdag_bases() -> tuple[Base, ...]:
     """The golden regions with their count fields, and the golden 80-byte branch."""
     from .conformance.golden import golden
     from .conformance.golden_cdag import BRANCH_80
-    from .spec.cdag import decode_region, encode_region
+    from .spec.crucible.cdag import decode_region, encode_region
 
     counts = ("num_ops", "num_inputs", "num_outputs", "num_scalar_args", "num_slots")
     out = []
@@ -393,7 +393,7 @@ CHECKPOINT_PROFILES = ("crucible", "ringkernel@1.1.0")
 def checkpoint_bases() -> tuple[Base, ...]:
     """The files of checkpoint.encode's hand-picked cases, with their header words and the
     metadata length."""
-    from .spec.registry import REGISTRY
+    from .spec.core.registry import REGISTRY
 
     encode = Implementation("reference").call
     words = ((8, 4, "version"), (12, 4, "header_size"), (16, 8, "total_size"),

@@ -26,8 +26,8 @@ from concurrent.futures import ProcessPoolExecutor
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from .proofs import mutation, patch, runner
-from .spec.registry import REGISTRY
+from .proofs.core import mutation, patch, runner
+from .spec.core.registry import REGISTRY
 
 CHECKS = ("prove", "vectors", "tests")
 SAME_BYTECODE = "compiles to the same bytecode"
@@ -100,9 +100,10 @@ def code_digest() -> str:
 def code_name(code: types.CodeType) -> str | None:
     """module:qualname of a spec function's code object, else None."""
     path = Path(code.co_filename)
-    if path.parent != mutation.SPEC_DIR:
+    if not path.is_relative_to(mutation.SPEC_DIR) or path.name == "__init__.py":
         return None
-    return f"{SPEC_PREFIX}{path.stem}:{code.co_qualname}"
+    dotted = ".".join(path.relative_to(mutation.SPEC_DIR).with_suffix("").parts)
+    return f"{SPEC_PREFIX}{dotted}:{code.co_qualname}"
 
 
 @contextlib.contextmanager
@@ -197,7 +198,7 @@ def first_vector_failure(op_name: str, profile: str, cases: list) -> str | None:
     """The first case the reference no longer answers as recorded, or None."""
     from .conformance.vectors import expected
     from .engine import Implementation
-    from .spec.errata import profile_errata
+    from .spec.core.errata import profile_errata
 
     impl = Implementation("reference", profile_errata(profile))
     op = REGISTRY.ops[op_name]
@@ -397,7 +398,7 @@ def evaluate(mutant_id: str, deps: Dependencies, checks: tuple[str, ...], root: 
     """Plant one mutant and run the chosen checks that can see it, in order, until one fails."""
     start = time.perf_counter()
     function, *_ = mutation.parse_id(mutant_id)
-    chapter = mutation.MODULE_CHAPTERS[function.split(":")[0].rsplit(".", 1)[1]]
+    chapter = mutation.MODULE_CHAPTERS[function.split(":")[0].removeprefix(SPEC_PREFIX)]
     try:
         v = Verdict(mutant_id, function, chapter, mutation.mutant_sha(mutant_id))
         if not mutation.is_constant(mutant_id):

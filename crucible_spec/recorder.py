@@ -36,10 +36,10 @@ from .recorder_torch import (
     tensor_meta,
     walk_arguments,
 )
-from .spec.crtrace import NAME_MAX, NAME_TABLE_CAP, LoadedTrace, meta_starts_of
-from .spec.trace_ring import ENTRY, MAX_SCALARS
-from .spec.types import TrainingPhase, pack_op_flags
-from .spec.vessel import ROOT_SCOPE, schema_hash, scope_hash, shape_hash
+from .spec.crucible.crtrace import NAME_MAX, NAME_TABLE_CAP, LoadedTrace, meta_starts_of
+from .spec.crucible.trace_ring import ENTRY, MAX_SCALARS
+from .spec.crucible.types import TrainingPhase, pack_op_flags
+from .spec.crucible.vessel import ROOT_SCOPE, schema_hash, scope_hash, shape_hash
 
 T = TypeVar("T")
 

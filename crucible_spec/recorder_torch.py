@@ -14,9 +14,9 @@ from typing import Any, TypeVar
 
 import torch
 
-from .spec.tensor_meta import MAX_DIMS, TENSOR_META
-from .spec.types import DeviceType, Layout, MetaFlag, ScalarType
-from .spec.vessel import schema_hash
+from .spec.crucible.tensor_meta import MAX_DIMS, TENSOR_META
+from .spec.crucible.types import DeviceType, Layout, MetaFlag, ScalarType
+from .spec.crucible.vessel import schema_hash
 from .synthetic import f64
 
 T = TypeVar("T")

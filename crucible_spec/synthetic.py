@@ -27,10 +27,10 @@ from itertools import pairwise
 import numpy as np
 
 from .gc_pause import gc_paused
-from .spec.crtrace import LoadedTrace, meta_starts_of
-from .spec.tensor_meta import MAX_DIMS
-from .spec.trace_ring import MAX_SCALARS
-from .spec.types import (
+from .spec.crucible.crtrace import LoadedTrace, meta_starts_of
+from .spec.crucible.tensor_meta import MAX_DIMS
+from .spec.crucible.trace_ring import MAX_SCALARS
+from .spec.crucible.types import (
     DeviceType,
     MetaFlag,
     ScalarType,
@@ -38,7 +38,7 @@ from .spec.types import (
     element_size,
     pack_op_flags,
 )
-from .spec.vessel import schema_hash, scope_hash, shape_hash
+from .spec.crucible.vessel import schema_hash, scope_hash, shape_hash
 
 SHAPES = ("mlp", "transformer")
 BLOCK = 512

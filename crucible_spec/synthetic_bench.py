@@ -8,10 +8,10 @@ from dataclasses import asdict
 import numpy as np
 
 from .gc_pause import gc_paused
-from .spec.ckernel import CKernelId
-from .spec.crtrace import LoadedTrace
-from .spec.trace_ring import MAX_SCALARS
-from .spec.vessel import schema_hash
+from .spec.crucible.ckernel import CKernelId
+from .spec.crucible.crtrace import LoadedTrace
+from .spec.crucible.trace_ring import MAX_SCALARS
+from .spec.crucible.vessel import schema_hash
 from .synthetic import schema_stream, synthetic_trace
 
 SHAPE = "transformer"
@@ -94,8 +94,8 @@ def content_bench(n: int, rng: np.random.Generator) -> list[dict]:
 
 def plan_bench(n: int, rng: np.random.Generator) -> list[dict]:
     """The slots build_trace makes of an n-op trace with fresh storages."""
-    from .spec.build_trace import build_trace  # the spec's ops import this module
-    from .spec.pipeline import plan_slots_of, recorded_of
+    from .spec.crucible.build_trace import build_trace  # the spec's ops import this module
+    from .spec.crucible.pipeline import plan_slots_of, recorded_of
 
     t = synthetic_trace(n, SHAPE, bench_seed(rng), fresh_storages=True)
     g = build_trace(recorded_of(t))

@@ -30,8 +30,8 @@ from functools import lru_cache
 
 import numpy as np
 
-from .fast.trace_file import META, RECORD
-from .spec.crtrace import HEADER_SIZE, header, write_crtrace
+from .fast.core.trace_file import META, RECORD
+from .spec.crucible.crtrace import HEADER_SIZE, header, write_crtrace
 from .synthetic import iteration, synthetic_trace
 
 GROUP_BYTES = 1 << 24

@@ -8,10 +8,10 @@ from __future__ import annotations
 import importlib
 
 from .engine import Implementation
-from .proofs.model import explore
-from .spec.errata import profile_errata, result_witnesses
-from .spec.errors import SpecError
-from .spec.registry import Erratum
+from .proofs.core.model import explore
+from .spec.core.errata import profile_errata, result_witnesses
+from .spec.core.errors import SpecError
+from .spec.core.registry import Erratum
 
 
 def answer(impl: Implementation, op: str, args: dict) -> dict:

@@ -32,6 +32,6 @@ def pytest_collection_modifyitems(config, items) -> None:
 
 @pytest.fixture(scope="session")
 def registry():
-    from crucible_spec.spec.registry import REGISTRY
+    from crucible_spec.spec.core.registry import REGISTRY
 
     return REGISTRY

@@ -41,7 +41,7 @@ def boundary_notes(a) -> list[str]:
     """How boundaries relate to regions (chapter 6 and 7): the detector reports a boundary
     at the op that completes the K-op signature of the next iteration, so the iteration it
     closes ends K ops before it; ops before the first region are warm-up."""
-    from ..spec.iteration_detector import K
+    from ..spec.crucible.iteration_detector import K
 
     if not a.regions:
         return []
@@ -113,7 +113,7 @@ def render(a) -> str:
 
 def run(args: argparse.Namespace) -> int:
     from ..analysis import analyze, steady_state_break
-    from ..spec.errors import InvalidInput
+    from ..spec.core.errors import InvalidInput
 
     if args.plot:
         check_output_dir(args.plot)

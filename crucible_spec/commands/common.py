@@ -133,7 +133,7 @@ def read_crtrace(path: str | Path) -> bytes:
 
 
 def profile_errata(name: str) -> frozenset[str]:
-    from ..spec.errata import profile_errata as lookup
+    from ..spec.core.errata import profile_errata as lookup
 
     try:
         return lookup(name)
@@ -143,7 +143,7 @@ def profile_errata(name: str) -> frozenset[str]:
 
 def select_ops(patterns: list[str] | None, keep=lambda op: True) -> list:
     """Registered ops matching any glob (all when none is given), sorted by name."""
-    from ..spec.registry import REGISTRY
+    from ..spec.core.registry import REGISTRY
 
     ops = [op for name, op in sorted(REGISTRY.ops.items()) if keep(op)
            and (not patterns or any(fnmatch.fnmatch(name, p) for p in patterns))]

@@ -105,7 +105,7 @@ def _sharded(args: argparse.Namespace, command: list[str], suite: dict, errata: 
 def _one_case(suite: dict, profile: str, wanted: str) -> tuple[dict, dict[str, int]]:
     """The suite cut to the case `wanted` (`<profile>/<chapter>/<op>.jsonl:<line>`), with
     the index of that case so its id stays the same."""
-    from ..spec.registry import REGISTRY
+    from ..spec.core.registry import REGISTRY
 
     form = f"expected {profile}/<chapter>/<op>.jsonl:<line>, as the report prints it"
     head, _, line = wanted.rpartition(".jsonl:")
@@ -123,7 +123,7 @@ def _one_case(suite: dict, profile: str, wanted: str) -> tuple[dict, dict[str, i
 
 
 def _in_chapter_order(suite: dict) -> dict:
-    from ..spec.registry import REGISTRY
+    from ..spec.core.registry import REGISTRY
 
     return dict(sorted(suite.items(), key=lambda kv: (REGISTRY.ops[kv[0]].chapter, kv[0])))
 

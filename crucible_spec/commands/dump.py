@@ -26,7 +26,7 @@ def op_range(text: str) -> slice:
 def run(args: argparse.Namespace) -> int:
     from ..conformance.dump import dump_cdag, dump_cipher, dump_trace, is_cipher_store
     from ..conformance.trace_fields import TraceFile
-    from ..spec.errors import InvalidInput
+    from ..spec.core.errors import InvalidInput
 
     errata = profile_errata(args.profile)
     if is_cipher_store(Path(args.file)):

@@ -9,7 +9,7 @@ from .common import profile_errata
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..spec.registry import REGISTRY, po_sort_key
+    from ..spec.core.registry import REGISTRY, po_sort_key
     from ..witness import check
 
     chosen = profile_errata(args.profile) if args.profile else set(REGISTRY.errata)

@@ -13,7 +13,7 @@ PAPER = Path("papers") / "lean-coverage.md"
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..proofs import lean_coverage as lc
+    from ..proofs.crucible import lean_coverage as lc
 
     root = Path.cwd()
     inv = lc.load()

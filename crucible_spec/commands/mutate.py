@@ -59,7 +59,7 @@ def parse_checks(text: str) -> tuple[str, ...]:
 
 def select(args: argparse.Namespace) -> list[str]:
     """The mutant ids to run: chapters, function globs, then a seeded sample."""
-    from ..proofs import mutation
+    from ..proofs.core import mutation
 
     ids = [m.id for m in mutation.generate(parse_chapters(args.chapters))]
     if args.functions:

@@ -10,8 +10,8 @@ import sys
 def run(args: argparse.Namespace) -> int:
     from .. import coverage
     from ..conformance import contract
-    from ..spec.json_schema import arg_schema, result_schema
-    from ..spec.registry import REGISTRY
+    from ..spec.core.json_schema import arg_schema, result_schema
+    from ..spec.core.registry import REGISTRY
 
     if args.rules:
         print(rule_table())
@@ -40,7 +40,7 @@ def run(args: argparse.Namespace) -> int:
 def rule_table() -> str:
     """Every e-graph rewrite rule (SympleX's, the README's, the spec's, the planted unsound
     ones) with the verdict z3 and the evaluator give it."""
-    from ..spec.egraph_ops import rules_op
+    from ..spec.symplex.egraph.ops import rules_op
     from .console import render, table
 
     header = ["rule", "source", "verdict", "reals", "ieee", "lhs -> rhs"]

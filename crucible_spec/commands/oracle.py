@@ -33,8 +33,8 @@ def _read_json(path: str, wants: str) -> dict:
 
 def run_diff(args: argparse.Namespace) -> int:
     from ..conformance.oracle import diff_records
-    from ..spec.errors import InvalidInput
-    from ..spec.layout_ops import find_struct
+    from ..spec.core.errors import InvalidInput
+    from ..spec.core.layout_ops import find_struct
 
     try:
         s = find_struct(args.struct)
@@ -59,7 +59,7 @@ def run_diff(args: argparse.Namespace) -> int:
 
 def run_explain(args: argparse.Namespace) -> int:
     from ..conformance.oracle import explain
-    from ..spec.registry import REGISTRY
+    from ..spec.core.registry import REGISTRY
 
     if args.op not in REGISTRY.ops:
         raise UsageError(f"no op named {args.op!r} (see 'crucible-spec ops')")
@@ -98,7 +98,7 @@ def _source(path: str, wants: str) -> bytes | dict:
 def _trace_file(path: str, data: bytes, errata: frozenset[str]):
     """A .crtrace's bytes, loaded."""
     from ..conformance.trace_fields import TraceFile
-    from ..spec.errors import InvalidInput
+    from ..spec.core.errors import InvalidInput
 
     try:
         return TraceFile.read(data, errata)
@@ -109,7 +109,7 @@ def _trace_file(path: str, data: bytes, errata: frozenset[str]):
 def _pipeline(path: str, data: bytes, errata: frozenset[str]):
     """The reference pipeline's run over a .crtrace."""
     from ..conformance.trace_diff import pipeline_of
-    from ..spec.errors import InvalidInput
+    from ..spec.core.errors import InvalidInput
 
     try:
         return pipeline_of(_trace_file(path, data, errata), errata)
@@ -120,8 +120,8 @@ def _pipeline(path: str, data: bytes, errata: frozenset[str]):
 def _graph_source(path: str, source: bytes | dict, region: int, profile: str) -> dict:
     """A trace graph in trace.build's result form: from a .crtrace (region K of the reference
     pipeline), from trace.build args (built by the reference), or a result as it is."""
-    from ..spec.errors import InvalidInput
-    from ..spec.trace_build_ops import graph_to_wire, trace_build
+    from ..spec.core.errors import InvalidInput
+    from ..spec.crucible.trace_build_ops import graph_to_wire, trace_build
 
     errata = profile_errata(profile)
     if isinstance(source, bytes):
@@ -137,7 +137,7 @@ def _graph_source(path: str, source: bytes | dict, region: int, profile: str) ->
         if "ops" in value:
             return trace_build(value["ops"], value.get("kernels", []), errata)
         if "slots" in value:
-            from ..spec.memory_plan import plan_compute
+            from ..spec.crucible.memory_plan import plan_compute
 
             return plan_compute(value["slots"])
     except InvalidInput as e:
@@ -167,7 +167,7 @@ def run_trace(args: argparse.Namespace) -> int:
     one; else two trace graphs (JSON)."""
     from ..conformance.trace_diff import compare_regions, compare_traces
     from ..conformance.trace_prefix import compare_held, load_side
-    from ..spec.errors import InvalidInput
+    from ..spec.core.errors import InvalidInput
 
     errata = profile_errata(args.profile)
     if args.against is not None:
@@ -207,7 +207,7 @@ def run_trace(args: argparse.Namespace) -> int:
 
 def run_graph(args: argparse.Namespace, sources: list | None = None) -> int:
     from ..conformance import oracle_graphs
-    from ..spec.errors import InvalidInput
+    from ..spec.core.errors import InvalidInput
 
     paths = (args.expected, args.got)
     sources = sources or [_source(p, TRACE_INPUTS) for p in paths]
@@ -227,7 +227,7 @@ def _dag_of(path: str, profile: str) -> tuple[str, Any]:
     """("run", region nodes) for a .crtrace (its reference pipeline's regions) or an
     `analyze --json` report; ("dag", a DAG in dag.merkle's args form) otherwise."""
     from ..conformance.oracle_graphs import report_nodes, run_nodes
-    from ..spec.errors import InvalidInput
+    from ..spec.core.errors import InvalidInput
 
     source = _source(path, DAG_INPUTS)
     if isinstance(source, bytes):
@@ -242,7 +242,7 @@ def _dag_of(path: str, profile: str) -> tuple[str, Any]:
 
 def run_dag(args: argparse.Namespace) -> int:
     from ..conformance import oracle_graphs
-    from ..spec.errors import InvalidInput
+    from ..spec.core.errors import InvalidInput
 
     (ka, a), (kb, b) = (_dag_of(p, args.profile) for p in (args.expected, args.got))
     if ka != kb:

@@ -10,7 +10,7 @@ from .common import UsageError, profile_errata, read_input
 
 def run_cdag(args: argparse.Namespace) -> int:
     from ..conformance.oracle_cdag import as_json, cdag_diff, node_bytes
-    from ..spec.errors import SpecError
+    from ..spec.core.errors import SpecError
 
     errata = profile_errata(args.profile)
     nodes = []

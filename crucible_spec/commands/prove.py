@@ -13,7 +13,7 @@ from .common import STATE_DIR, UsageError, check_output, positive_int, seconds, 
 
 
 def _select(patterns: list[str]) -> list[str]:
-    from ..spec.registry import REGISTRY
+    from ..spec.core.registry import REGISTRY
 
     if not patterns:
         return list(REGISTRY.obligations)
@@ -25,9 +25,9 @@ def _select(patterns: list[str]) -> list[str]:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..proofs import report, runner
-    from ..proofs.cache import cache_dir
-    from ..spec.registry import REGISTRY, po_sort_key
+    from ..proofs.core import report, runner
+    from ..proofs.core.cache import cache_dir
+    from ..spec.core.registry import REGISTRY, po_sort_key
 
     ids = _select(args.ids)
     if args.report:

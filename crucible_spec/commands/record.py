@@ -16,7 +16,7 @@ def run(args: argparse.Namespace) -> int:
     except ImportError:
         raise UsageError("needs PyTorch: python -m pip install -e '.[torch]'") from None
     from .. import recorder
-    from ..spec.crtrace import write_crtrace
+    from ..spec.crucible.crtrace import write_crtrace
 
     try:
         with console.messages("record") as progress, \

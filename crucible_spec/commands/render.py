@@ -19,9 +19,9 @@ def run(args: argparse.Namespace) -> int:
     from ..paper.graphs import render_dot
     from ..paper.plots import pipeline_of
     from ..paper.trace_view import view_dot
-    from ..spec.crtrace import parse_crtrace
-    from ..spec.errors import InvalidInput
-    from ..spec.pipeline import Window
+    from ..spec.core.errors import InvalidInput
+    from ..spec.crucible.crtrace import parse_crtrace
+    from ..spec.crucible.pipeline import Window
 
     check_output(args.output, args.force, stdout_ok=True)
     data = read_crtrace(args.trace)

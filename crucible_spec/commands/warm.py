@@ -34,7 +34,7 @@ def warm_batches(op) -> list[list[dict]]:
     import numpy as np
 
     from ..engine import decode_args
-    from ..spec.errors import SpecError
+    from ..spec.core.errors import SpecError
 
     batches = [op.bench(2, np.random.default_rng(0))] if op.bench is not None else []
     for wire in op.edges() if op.edges else []:
@@ -54,8 +54,8 @@ def warm_op(name: str) -> tuple[str, float, str]:
     batch the kernel refuses with a SpecError (an input outside its domain) still compiled."""
     from .. import load_all
     from ..engine import Implementation
-    from ..spec.errors import SpecError
-    from ..spec.registry import REGISTRY
+    from ..spec.core.errors import SpecError
+    from ..spec.core.registry import REGISTRY
 
     load_all()
     op = REGISTRY.ops[name]
@@ -98,7 +98,7 @@ def cache_location() -> str:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..spec.registry import REGISTRY
+    from ..spec.core.registry import REGISTRY
 
     kernels = REGISTRY.kernels["numba"]
     ops = select_ops(args.ops, lambda op: op.name in kernels)

@@ -7,8 +7,8 @@ from collections import Counter
 
 from .. import SPEC_VERSION
 from ..coverage import NA, rows
-from ..spec.errata import profiles
-from ..spec.registry import REGISTRY, po_sort_key
+from ..spec.core.errata import profiles
+from ..spec.core.registry import REGISTRY, po_sort_key
 from .chapters import CHAPTERS
 from .links import APPENDIX, to_erratum, to_op, to_po
 from .markdown import link, table

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import enum
 
-from ..spec.errata import FLAGS
-from ..spec.registry import REGISTRY, Erratum, po_sort_key
+from ..spec.core.errata import FLAGS
+from ..spec.core.registry import REGISTRY, Erratum, po_sort_key
 from .chapters import Chapter
 from .layouts import layout_section
 from .links import fn_id, po_id, to_op

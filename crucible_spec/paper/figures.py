@@ -11,7 +11,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from ..spec.registry import REGISTRY
+from ..spec.core.registry import REGISTRY
 from .chapter import layout_figure
 from .layouts import ByteRow, byte_rows
 

@@ -10,11 +10,11 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from ..commands.common import UsageError
-from ..spec import replay_machines as rm
-from ..spec.machine import Machine
-from ..spec.pipeline import PipelineRun
-from ..spec.replay_region import Guard
-from ..spec.ring_protocol import meta_log_model, trace_ring_model
+from ..spec.core.machine import Machine
+from ..spec.crucible import replay_machines as rm
+from ..spec.crucible.pipeline import PipelineRun
+from ..spec.crucible.replay_region import Guard
+from ..spec.crucible.ring_protocol import meta_log_model, trace_ring_model
 from .figures import Figure
 from .plots import bundled_run
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from ..spec.layout import ArrayOf, Pad, Prim, Struct, default_of
+from ..spec.core.layout import ArrayOf, Pad, Prim, Struct, default_of
 from .links import layout_id, to_layout
 from .markdown import as_json, heading, table
 

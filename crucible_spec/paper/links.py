@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from ..spec.registry import REGISTRY
+from ..spec.core.registry import REGISTRY
 from .chapters import CHAPTERS, Chapter
 from .markdown import anchor, link
 

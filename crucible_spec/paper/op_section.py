@@ -4,9 +4,9 @@ from the vectors, the spec functions that define it, its proof obligations and i
 from __future__ import annotations
 
 from ..conformance.vectors import VECTORS_DIR, Case, op_path
-from ..spec.errata import DEFAULT_PROFILE
-from ..spec.registry import REGISTRY, Op
-from ..spec.schema import Record
+from ..spec.core.errata import DEFAULT_PROFILE
+from ..spec.core.registry import REGISTRY, Op
+from ..spec.core.schema import Record
 from .links import op_id, to_erratum, to_fn, to_po
 from .markdown import as_json, code, heading, table
 from .source import defined_in

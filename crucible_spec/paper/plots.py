@@ -8,9 +8,9 @@ from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
-from ..spec.errata import NO_ERRATA
-from ..spec.memory_plan import align256, live_lower_bound
-from ..spec.pipeline import PipelineRun, Region, plan_slots_of, recorded_of, run_pipeline
+from ..spec.core.errata import NO_ERRATA
+from ..spec.crucible.memory_plan import align256, live_lower_bound
+from ..spec.crucible.pipeline import PipelineRun, Region, plan_slots_of, recorded_of, run_pipeline
 from .figures import Figure, pyplot, svg_of
 
 BUNDLED = Path(__file__).resolve().parents[2] / "examples" / "traces"
@@ -27,7 +27,7 @@ class PlannedSlot:
 
 def pipeline_of(data: bytes, errata: frozenset[str] = NO_ERRATA) -> PipelineRun:
     """What the background thread makes of a .crtrace image (the reference pipeline)."""
-    from ..spec.crtrace import parse_crtrace
+    from ..spec.crucible.crtrace import parse_crtrace
 
     return run_pipeline(recorded_of(parse_crtrace(data, errata)), None, errata)
 

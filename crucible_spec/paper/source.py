@@ -44,8 +44,8 @@ def spec_module(name: str) -> ModuleType:
 
 
 def module_path(name: str) -> str:
-    """The module's path as a reader of the repository finds it (`spec/hashing.py`)."""
-    return f"spec/{Path(spec_module(name).__file__).name}"
+    """The module's path as a reader of the repository finds it (`spec/crucible/hashing.py`)."""
+    return f"spec/{name.replace('.', '/')}.py"
 
 
 @cache

@@ -7,7 +7,7 @@ import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..spec.registry import REGISTRY, po_sort_key
+from ..spec.core.registry import REGISTRY, po_sort_key
 
 STATUS_FILE = "prove-status.json"
 

@@ -13,11 +13,11 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass
 
-from ..spec.crtrace import LoadedTrace
-from ..spec.errata import NO_ERRATA
-from ..spec.pipeline import Window
-from ..spec.types import OP_FLAG_PHASE_SHIFT, TrainingPhase
-from ..spec.vis import (
+from ..spec.core.errata import NO_ERRATA
+from ..spec.crucible.crtrace import LoadedTrace
+from ..spec.crucible.pipeline import Window
+from ..spec.crucible.types import OP_FLAG_PHASE_SHIFT, TrainingPhase
+from ..spec.crucible.vis import (
     PARAM_OP,
     Block,
     BlockKind,

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..spec.f32_tensor import ulp_distances
+from ..spec.core.f32_tensor import ulp_distances
 
 SAME = "same"
 

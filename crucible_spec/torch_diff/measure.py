@@ -19,8 +19,8 @@ import numpy as np
 
 from ..conformance.diff import tensor_envelope
 from ..engine import Implementation
-from ..spec.f32_tensor import F32Tensor
-from ..spec.registry import REGISTRY, Op
+from ..spec.core.f32_tensor import F32Tensor
+from ..spec.core.registry import REGISTRY, Op
 from . import SAME, TorchEquivalent, largest_ulps
 
 SIZES = (4, 16, 64, 256, 1024, 4096, 65536)

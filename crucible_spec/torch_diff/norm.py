@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..spec.cpu_kernels_norm import f32_of_bits
+from ..spec.crucible.cpu_kernels_norm import f32_of_bits
 from . import equivalent
 
 SUMS = "reduction order: torch sums in vectorised blocks, not one ordered loop"

@@ -1,0 +1,1 @@
+"""Fast paths shared by both backends: shared by every system."""

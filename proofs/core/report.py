@@ -1,0 +1,81 @@
+"""Rendering of `crucible-spec prove` results: the table, the summary and the JSON report."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+
+from ... import SPEC_VERSION
+from ...commands.console import render
+from ...commands.console import table as console_table
+from .runner import KILLED, PROVED, Outcome, z3_version
+
+STATEMENT_WIDTH = 72
+
+
+def _seconds(o: Outcome) -> str:
+    return f"{o.seconds:.2f}" + (" cached" if o.cached else "")
+
+
+def table(outcomes: list[Outcome], mutants: bool) -> str:
+    if mutants:
+        header = ["id", "mutant", "verdict", "seconds"]
+        body = [[o.id, o.mutant or "", o.verdict, _seconds(o)] for o in outcomes]
+    else:
+        header = ["id", "statement", "result", "seconds"]
+        body = [[o.id, _clip(o.statement), o.status + (f" ({o.states:,} states)"
+                                                         if o.states is not None else ""),
+                 _seconds(o)] for o in outcomes]
+    lines = [render(console_table(header, body, right=("seconds",)))]
+    for o in outcomes:
+        lines += _details(o)
+    return "\n".join(lines)
+
+
+def _clip(text: str) -> str:
+    return text if len(text) <= STATEMENT_WIDTH else text[: STATEMENT_WIDTH - 3] + "..."
+
+
+def _details(o: Outcome) -> list[str]:
+    """Why an obligation failed (or a mutant survived): the failing queries and their models."""
+    good = KILLED if o.mutant else PROVED
+    if o.verdict == good:
+        return []
+    head = f"{o.id}" + (f" [{o.mutant}]" if o.mutant else "") + f": {o.verdict}"
+    out = [f"\n{head}", f"  {o.statement}"]
+    if o.error:
+        out.append(f"  error: {o.error}")
+    for q in o.queries:
+        if o.mutant or q.status != PROVED:
+            out.append(f"  - {q.label}: {q.status}" + (f"\n    model: {q.model}" if q.model
+                                                      else ""))
+    return out
+
+
+def summary(outcomes: list[Outcome], mutants: bool, wall: float) -> str:
+    counts = Counter(o.verdict for o in outcomes)
+    cached = sum(o.cached for o in outcomes)
+    order = ["killed", "survived", "unknown", "error"] if mutants else \
+        ["proved", "refuted", "unknown", "error"]
+    parts = [f"{counts.get(k, 0)} {k}" for k in order]
+    return f"{', '.join(parts)} ({cached} cached) in {wall:.1f} s"
+
+
+def ok(outcomes: list[Outcome], mutants: bool) -> bool:
+    good = KILLED if mutants else PROVED
+    return all(o.verdict == good for o in outcomes)
+
+
+def report_json(outcomes: list[Outcome], mutants: bool, wall: float, jobs: int) -> str:
+    """The JSON report of a run: versions, mode, summary and each outcome."""
+    report = {
+        "spec_version": SPEC_VERSION,
+        "z3_version": z3_version(),
+        "mode": "mutants" if mutants else "obligations",
+        "jobs": jobs,
+        "wall_seconds": round(wall, 3),
+        "summary": dict(Counter(o.verdict for o in outcomes)),
+        "ok": ok(outcomes, mutants),
+        "results": [o.to_json() for o in outcomes],
+    }
+    return json.dumps(report, indent=2, sort_keys=True) + "\n"

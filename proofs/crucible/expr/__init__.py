@@ -1,0 +1,1 @@
+"""Proof obligations: Crucible's ExprPool (symbolic expressions)."""

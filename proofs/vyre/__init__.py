@@ -1,0 +1,1 @@
+"""Proof obligations: vyre."""

@@ -1,9 +1,0 @@
-"""Reference for the dependence ops: the spec's own functions (z3 decides each query)."""
-
-from __future__ import annotations
-
-from ..spec.dependence_ops import analyze_op, legal_op
-from ..spec.registry import reference
-
-reference("dep.analyze")(analyze_op)
-reference("dep.legal")(legal_op)

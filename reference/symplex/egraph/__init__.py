@@ -1,0 +1,1 @@
+"""Reference implementation: SympleX's e-graph."""

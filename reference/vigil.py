@@ -1,8 +1,0 @@
-"""Reference for Vigil's foreground dispatch: the spec's Vigil model over the stream."""
-
-from __future__ import annotations
-
-from ..spec.registry import reference
-from ..spec.vigil_ops import vigil_dispatch
-
-reference("vigil.dispatch")(vigil_dispatch)

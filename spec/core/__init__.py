@@ -1,0 +1,1 @@
+"""Spec: shared by every system."""

@@ -1,0 +1,1 @@
+"""Spec: Crucible's ExprPool (symbolic expressions)."""

@@ -1,0 +1,1 @@
+"""Spec: RingKernel's TLA+ models."""

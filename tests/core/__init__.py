@@ -1,0 +1,1 @@
+"""Tests: shared by every system."""

@@ -1,0 +1,75 @@
+"""The Lean coverage table: its ids exist, the paper is current, the percentages add up."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from crucible_spec import load_all
+from crucible_spec.cli import main
+from crucible_spec.proofs.crucible import lean_coverage as lc
+
+ROOT = Path(__file__).resolve().parents[2]
+INVENTORY_DENOMINATORS = {1: 12 + 69, 3: 5, 4: 9 + 18 + 39, 6: 17, 7: 27, 9: 9, 10: 15,
+                          11: 16 + 19, 17: 13, 18: 21 + 23}
+"""count - trivial - hard per chapter, added up by hand from the inventory's overall table."""
+
+SMALL = """# module Toy chapter 3 count 5 trivial 1 hard 0
+theorem\tmodule\tchapter\tmethod\tcovered_by
+a\tToy\t3\tz3\tPO3.1
+b\tToy\t3\thypothesis\t
+c\tToy\t3\ttrivial\t
+"""
+
+
+@pytest.fixture(scope="module")
+def inventory() -> lc.Inventory:
+    load_all()
+    return lc.load()
+
+
+def test_every_row_is_well_formed_and_every_id_exists(inventory):
+    assert lc.shape_problems(inventory) == []
+    assert lc.unknown_ids(inventory, ROOT) == []
+
+
+def test_the_paper_is_up_to_date(inventory):
+    assert (ROOT / "papers" / "lean-coverage.md").read_text() == lc.render(inventory)
+
+
+def test_denominators_follow_the_inventory_counts(inventory):
+    rows = {r.chapter: r for r in lc.chapter_rows(inventory)}
+    assert {ch: rows[ch].theorems for ch in INVENTORY_DENOMINATORS} == INVENTORY_DENOMINATORS
+    assert sum(m.count for m in inventory.modules.values()) == 559
+
+
+def test_the_yellowpaper_chapters_are_at_least_60_percent_covered(inventory):
+    rows = lc.chapter_rows(inventory)
+    for r in rows:
+        covered = [t for t in inventory.theorems if t.chapter == r.chapter and lc.is_covered(t)]
+        assert r.covered == len(covered) and r.percent == pytest.approx(
+            100 * len(covered) / r.theorems)
+    total = lc.scope_total(rows)
+    assert total.theorems == sum(INVENTORY_DENOMINATORS.values()) == 312
+    assert total.percent >= 60
+
+
+def test_unnamed_theorems_count_against_coverage_and_trivial_ones_are_left_out():
+    inv = lc.parse(SMALL)
+    [row] = lc.chapter_rows(inv)
+    assert (row.theorems, row.covered) == (4, 1)
+    assert "| 2 not named by the inventory |" in lc.render(inv)
+    assert "left out (trivial)" in lc.render(inv)
+
+
+def test_unknown_ids_and_missing_tests_are_reported(inventory):
+    inv = lc.parse(SMALL.replace("PO3.1", "PO3.1,PO99.99,vector:no.such,test:test_x.py::nope"))
+    assert lc.unknown_ids(inv, ROOT) == ["a: PO99.99", "a: vector:no.such",
+                                         "a: test:test_x.py::nope"]
+
+
+def test_the_command_checks_the_paper(monkeypatch, capsys):
+    monkeypatch.chdir(ROOT)
+    assert main(["lean-coverage", "--check"]) == 0
+    assert "yellowpaper chapters:" in capsys.readouterr().out

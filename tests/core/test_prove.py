@@ -1,0 +1,123 @@
+"""The proof runner: every obligation proved, then answered from the cache; every mutant
+killed; a false obligation is refuted with a counterexample; the CLI's exit codes and report."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+import z3
+
+from crucible_spec.cli import main
+from crucible_spec.proofs.core import runner
+from crucible_spec.proofs.core.obligation import Query
+from crucible_spec.spec.core.registry import REGISTRY, Mutant, Obligation
+
+
+@pytest.fixture
+def settings(tmp_path):
+    return runner.Settings(cache_root=tmp_path / "cache", jobs=2)
+
+
+@pytest.mark.slow
+def test_all_obligations_prove_then_come_from_the_cache(settings):
+    first = runner.run(REGISTRY.obligations, mutants=False, settings=settings)
+    assert {o.id for o in first} == set(REGISTRY.obligations)
+    assert [(o.id, o.status, o.error, [q.model for q in o.queries if q.model])
+            for o in first if o.status != runner.PROVED] == []
+    second = runner.run(REGISTRY.obligations, mutants=False, settings=settings)
+    assert all(o.cached and o.status == runner.PROVED for o in second)
+
+
+@pytest.mark.slow
+def test_every_mutant_is_killed(settings):
+    outcomes = runner.run(REGISTRY.obligations, mutants=True, settings=settings)
+    assert len(outcomes) == sum(len(po.mutants) for po in REGISTRY.obligations.values())
+    assert [(o.id, o.mutant, o.verdict, o.error) for o in outcomes
+            if o.verdict != runner.KILLED] == []
+
+
+def _claim(f):
+    x = z3.BitVec("x", 64)
+    return [Query("x * 2 is even", f(x) & 1 != 0)]
+
+
+FALSE_PO = Obligation("PO99.1", "x + 1 is even", "z3", (), _claim, lambda x: x + 1,
+                      (Mutant("m", "m", lambda x: x * 2),))
+
+
+def test_a_false_obligation_is_refuted_with_a_counterexample(settings):
+    out = runner.check_obligation(FALSE_PO, None, settings)
+    assert out.status == runner.REFUTED and out.queries[0].model.startswith("[x = ")
+    assert runner.check_obligation(FALSE_PO, "m", settings).status == runner.PROVED
+
+
+def test_a_broken_obligation_is_an_error_not_a_crash(settings):
+    broken = Obligation("PO99.2", "broken", "z3", (), lambda f: 1 / 0, None, ())
+    out = runner.check_obligation(broken, None, settings)
+    assert out.status == runner.ERROR and "ZeroDivisionError" in out.error
+
+
+def test_witness_queries_are_proved_by_a_model(settings):
+    po = Obligation("PO99.3", "some x has x * 3 == 1", "z3", (),
+                    lambda s: [Query("exists", z3.BitVec("x", 64) * 3 == 1, expect="sat")],
+                    None, ())
+    assert runner.check_obligation(po, None, settings).status == runner.PROVED
+
+
+@pytest.mark.slow
+def test_prove_cli_exit_codes_and_report(tmp_path, capsys):
+    report = tmp_path / "r.json"
+    args = ["prove", "PO8.*", "--cache", str(tmp_path / "c"), "--report", str(report), "-j", "1"]
+    assert main(args) == 0
+    data = json.loads(report.read_text())
+    assert data["ok"] and {r["id"] for r in data["results"]} >= {"PO8.1", "PO8.2", "PO8.3"}
+    assert main([*args, "--mutants"]) == 0
+    assert "killed" in capsys.readouterr().out
+    assert main(["prove", "PO404.*"]) == 2
+
+
+def test_a_cached_exploration_is_not_reused_once_the_spec_changes(settings, monkeypatch):
+    machine = next(iter(REGISTRY.obligations["PO11.5"].build(
+        REGISTRY.obligations["PO11.5"].subject)))
+    first = runner.check_machine(machine, settings, "PO11.5")
+    assert not first.cached and runner.check_machine(machine, settings, "PO11.5").cached
+    monkeypatch.setattr(runner, "source_digest", lambda: "another spec")
+    assert not runner.check_machine(machine, settings, "PO11.5").cached
+
+
+def test_contracts_read_plain_asserts_inside_pytest(tmp_path):
+    """pytest rewrites the asserts of our whole distribution (it provides a plugin) unless a
+    module opts out; crosshair must see the contracts' plain asserts."""
+    settings = runner.Settings(tmp_path, use_cache=False)
+    out = runner.check_obligation(REGISTRY.obligations["PO5.80"],
+                                  "span without the last element", settings)
+    assert out.verdict == runner.KILLED
+
+
+def test_workers_are_spawned_once_a_thread_starting_module_is_loaded(monkeypatch):
+    """egglog starts a thread on import: a process holding it must not fork its workers."""
+    import sys
+
+    monkeypatch.delitem(sys.modules, "egglog", raising=False)
+    fork = runner.start_method()
+    monkeypatch.setitem(sys.modules, "egglog", sys)
+    assert (fork, runner.start_method()) == ("fork", "spawn")
+
+
+def test_a_planted_bug_is_checked_in_process_when_workers_would_be_spawned(monkeypatch,
+                                                                           tmp_path):
+    """A spawned worker imports the spec afresh and would not see a bug planted here."""
+    import sys
+
+    from crucible_spec.proofs.core import patch
+    from crucible_spec.spec.crucible import tensor_meta
+
+    monkeypatch.setitem(sys.modules, "egglog", sys)
+    settings = runner.Settings(tmp_path, use_cache=False, jobs=2)
+    with patch.edited(tensor_meta.compute_storage_nbytes, "max_offset - min_offset + 1",
+                      "max_offset - min_offset"):
+        assert runner.start_method() is None
+        outs = runner.run(["PO5.80", "PO5.70"], mutants=False, settings=settings)
+    assert runner.REFUTED in {o.status for o in outs}
+    assert runner.start_method() == "spawn"
