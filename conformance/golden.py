@@ -7,27 +7,18 @@ provenance "crucible 8d2680a2". Chapters 11, 17 and 18 add theirs from their own
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
 from ..spec.crucible.ckernel import CKernelId
 from ..spec.crucible.hashing import fnv1a
+from . import golden_cdag, golden_philox, golden_replay
+from .golden_case import Case
 from .seed_runs import PIPELINE_RUNS
 
 GOLDEN_FILE = Path(__file__).parent / "golden" / "crucible-8d2680a2.json"
 PROVENANCE = "crucible 8d2680a2"
 PROFILE = "crucible@8d2680a2"
-
-
-@dataclass(frozen=True)
-class Case:
-    """One request and the answer the real code gives (wire JSON)."""
-
-    op: str
-    args: dict
-    result: dict
-    note: str = ""
 
 
 @cache
@@ -90,8 +81,6 @@ def cases() -> list[Case]:
             for name, (stream, result) in PIPELINE_RUNS.items()]
     out += [Case("meta.storage_nbytes", {k: c[k] for k in ("sizes", "strides", "dtype")},
                  {"nbytes": c["nbytes"]}, c["desc"]) for c in g["compute_storage_nbytes"]]
-    from . import golden_cdag, golden_philox, golden_replay
-
     for module in (golden_philox, golden_cdag, golden_replay):
         out += module.cases(g)
     return out

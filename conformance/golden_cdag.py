@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from ..spec.crucible.trace_entry import trace_op_from_wire, trace_op_to_wire
 from ..spec.crucible.types import NONE32
-from .golden import Case
+from .golden_case import Case
 
 BRANCH_80 = ("47414443" "07000000" "01" "00000000000000" "0e3bca515586b5e1" "0000000000000000"
              "01000000" "00000000" "0000" "0000" "02000000"

@@ -4,7 +4,7 @@ hold under the profile crucible@8d2680a2 (to_uniform's x = 0xfffffffe gives 1.0 
 
 from __future__ import annotations
 
-from .golden import Case
+from .golden_case import Case
 
 
 def _group(g: dict, prefix: str) -> list[dict]:

@@ -12,7 +12,7 @@ from __future__ import annotations
 from ..spec.core.schema import HASH64
 from ..spec.crucible.replay_context_ops import context_test_args
 from ..spec.crucible.replay_ops import txlog_test_steps
-from .golden import Case
+from .golden_case import Case
 
 NONE = 4294967295
 RECORD_MATCH = {"action": 0, "status": 0, "op_index": NONE}

@@ -42,6 +42,8 @@ from typing import Any
 
 import numpy as np
 
+from .bench_baseline import Baseline
+from .bench_kernels import KERNEL_BASELINES
 from .bench_wire import WireImpl, answers_agree, time_wire
 from .commands.console import render as render_table
 from .commands.console import table
@@ -105,18 +107,6 @@ REFERENCE_SPLITS = {
 }
 """References that decode their own wire arguments; every other reference gets arguments
 the schema has already decoded, and is timed whole."""
-
-
-@dataclass(frozen=True)
-class Baseline:
-    """A comparison point for an op at n items: `make(n, items)` prepares (untimed) and returns
-    the callable that is timed, on the op's own bench items or on n of its own; it produces
-    `nbytes(n)` bytes, as the op's kernel does, or (nbytes None) the op's result another way:
-    what a user would pick instead, shown as seconds and the kernel's time over its own."""
-
-    name: str
-    nbytes: Callable[[int], int] | None
-    make: Callable[[int, list[dict]], Callable[[], object] | None]
 
 
 _PHILOX_KEY = 0x12345678
@@ -310,8 +300,6 @@ def bench_op(op: Op, n: int, backends: list[str], ref_max: int, repeat: int, see
 
 def baselines(op: str) -> tuple[Baseline, ...]:
     """The op's baselines: the byte-rate ones above and the kernels' library equivalents."""
-    from .bench_kernels import KERNEL_BASELINES
-
     return BASELINES.get(op, ()) + KERNEL_BASELINES.get(op, ())
 
 

@@ -9,7 +9,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from .bench import Baseline
+from .bench_baseline import Baseline
 
 Instead = Callable[[int, list[dict]], Callable[[], object] | None]
 

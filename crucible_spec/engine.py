@@ -14,6 +14,7 @@ from typing import Any
 from .spec.core.errors import UNKNOWN_OP, UNSUPPORTED, SpecError
 from .spec.core.json_schema import check_args
 from .spec.core.registry import BACKENDS, REGISTRY, Op
+from .spec.core.wire_columns import decode_columns, encode_rows
 
 IMPLS = ("reference", *BACKENDS)
 
@@ -136,7 +137,7 @@ def wire_fast_path(impl: Implementation, op: Op, json_items: list) -> list:
     """Wire results of a batch the kernel answers, decoded and encoded a column at a time;
     an op that declares a cross-field check still checks each item's decoded values."""
     try:
-        columns = op.args.decode_columns(json_items, "args")
+        columns = decode_columns(op.args, json_items, "args")
     except SpecError:
         if op.check:
             decode_batch(op, json_items)  # a check may fail on an earlier item: its error first
@@ -147,7 +148,7 @@ def wire_fast_path(impl: Implementation, op: Op, json_items: list) -> list:
     if REGISTRY.kernel_models[impl.name][op.name]:
         columns["errata"] = impl.errata
     kern = REGISTRY.kernels[impl.name][op.name]
-    return op.result.encode_rows(kern(**columns), len(json_items))
+    return encode_rows(op.result, kern(**columns), len(json_items))
 
 
 def decode_batch(op: Op, json_items: list) -> list[dict]:

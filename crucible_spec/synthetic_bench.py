@@ -3,8 +3,6 @@ one trace each generator returns (a transformer's iterations, the last one cut s
 
 from __future__ import annotations
 
-from dataclasses import asdict
-
 import numpy as np
 
 from .gc_pause import gc_paused
@@ -90,13 +88,3 @@ def content_bench(n: int, rng: np.random.Generator) -> list[dict]:
     t = synthetic_trace(n, SHAPE, bench_seed(rng))
     with gc_paused():
         return [{"ops": content_ops_wire(t)}]
-
-
-def plan_bench(n: int, rng: np.random.Generator) -> list[dict]:
-    """The slots build_trace makes of an n-op trace with fresh storages."""
-    from .spec.crucible.build_trace import build_trace  # the spec's ops import this module
-    from .spec.crucible.pipeline import plan_slots_of, recorded_of
-
-    t = synthetic_trace(n, SHAPE, bench_seed(rng), fresh_storages=True)
-    g = build_trace(recorded_of(t))
-    return [{"slots": [asdict(s) for s in plan_slots_of(g)]}]

@@ -53,19 +53,6 @@ class Type:
     def from_column(self, column: Any) -> list:
         return list(column)
 
-    def decode_column(self, values: list, path: str) -> Any:
-        """`to_column` of every item decoded (item i at `path[i]`), vectorised where it can be;
-        the first bad item raises the error `decode` gives it (spec.wire_columns)."""
-        from .wire_columns import decode_column
-
-        return decode_column(self, values, lambda i: f"{path}[{i}]")
-
-    def encode_column(self, column: Any) -> list:
-        """`encode` of every value of `from_column(column)`, vectorised where it can be."""
-        from .wire_columns import encode_column
-
-        return encode_column(self, column)
-
     def describe(self) -> str:
         raise NotImplementedError
 
@@ -484,18 +471,6 @@ class Record(Type):
             if len(values) != n:
                 raise ValueError(f"column {name!r} has {len(values)} rows, expected {n}")
         return [{name: per_field[name][i] for name in self.fields} for i in range(n)]
-
-    def decode_columns(self, items: list, path: str) -> dict[str, Any]:
-        """`columns` of every item decoded (item i at `path[i]`), one pass per field."""
-        from .wire_columns import decode_columns
-
-        return decode_columns(self, items, path)
-
-    def encode_rows(self, columns: dict[str, Any], n: int) -> list[dict]:
-        """`encode` of every row of `rows(columns, n)`, one pass per field."""
-        from .wire_columns import encode_rows
-
-        return encode_rows(self, columns, n)
 
     def describe(self) -> str:
         return "{" + ", ".join(f"{n}: {f.type.describe()}" for n, f in self.fields.items()) + "}"
