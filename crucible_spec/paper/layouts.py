@@ -82,6 +82,6 @@ def layout_section(s: Struct, here: str, figure: str) -> str:
                 if s.base else "")
              + (f"; also called {', '.join(f'`{a}`' for a in s.aliases)}" if s.aliases else "")
              + ".",
-             f"![Byte map of {s.name}](figures/{figure})",
+             f"![Byte map of {s.name}]({figure})",
              table(("offset", "size", "type", "field", "meaning", "default", "padding"), rows)]
     return "\n\n".join(p for p in parts if p)

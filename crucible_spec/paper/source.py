@@ -49,8 +49,13 @@ def module_path(name: str) -> str:
 
 
 @cache
+def module_source(name: str) -> str:
+    return inspect.getsource(spec_module(name))
+
+
+@cache
 def _tree(name: str) -> ast.Module:
-    return ast.parse(inspect.getsource(spec_module(name)))
+    return ast.parse(module_source(name))
 
 
 def module_doc(name: str) -> str:
@@ -103,6 +108,12 @@ def definitions(name: str) -> list[Definition]:
         out.append(Definition(name, node.name, obj, inspect.cleandoc(ast.get_docstring(node)
                                                                      or ""), source, start))
     return out
+
+
+def spec_module_name(obj: Any) -> str:
+    """The spec module `obj` (a function, class or instance) was defined in, or ''."""
+    mod = getattr(obj, "__module__", "") or ""
+    return mod.rsplit(".", 1)[1] if mod.startswith(SPEC_PACKAGE + ".") else ""
 
 
 def defined_in(fn: Any) -> tuple[str, str] | None:
