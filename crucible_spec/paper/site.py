@@ -19,15 +19,15 @@ STYLE = "paper.css"
 CSS = """\
 .md-grid { max-width: 90rem; }
 .md-typeset p:has(> img[src*="figures/"]) { overflow-x: auto; text-align: center; }
-.md-typeset img[src*="figures/"] { max-width: 100%; min-width: min(36rem, 100%); height: auto; }
+.md-typeset img[src*="figures/"] { max-width: 100%; height: auto; }
 .md-typeset__table, .md-typeset table:not([class]) { max-width: 100%; }
 .md-typeset__scrollwrap { overflow-x: auto; }
 .md-typeset table:not([class]) { display: table; }
 .md-typeset table:not([class]) td { min-width: 3rem; }
 .md-typeset math { font-size: 1.05em; }
 """
-"""Figures are drawn to fit the column (the state machines top to bottom), never shrunk below
-36rem, and a wide table scrolls inside its frame instead of being cut off."""
+"""Figures fit the column (the state machines are drawn top to bottom, so they shrink little)
+and a wide table scrolls inside its frame instead of being cut off."""
 
 
 def nav() -> list[dict]:
