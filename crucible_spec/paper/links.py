@@ -60,23 +60,31 @@ def layout_chapter(name: str) -> Chapter:
     return (module_chapter(module) if module else None) or crucible_chapter(s.chapter)
 
 
+def _in_part(ident: str, found: Chapter | None) -> Chapter:
+    """Part I numbers its chapters as the registry does: there an id's own number decides."""
+    if found is None or found.system == "crucible":
+        return crucible_chapter(registry_number(ident))
+    return found
+
+
 def obligation_chapter(ident: str) -> Chapter:
-    """The page of the first op or layout the obligation covers, else of its subject's
-    module."""
+    """The chapter of the first op or layout the obligation covers, else of its subject's
+    module; in Part I the chapter its id names."""
     po = REGISTRY.obligations[ident]
     for c in po.covers:
         if c in REGISTRY.ops:
-            return op_chapter(c)
+            return _in_part(ident, op_chapter(c))
         if c.startswith("layout:") and REGISTRY.layout(c[7:]) is not None:
-            return layout_chapter(c[7:])
-    return module_chapter(spec_module_name(po.subject)) or crucible_chapter(
-        registry_number(ident))
+            return _in_part(ident, layout_chapter(c[7:]))
+    return _in_part(ident, module_chapter(spec_module_name(po.subject)))
 
 
 def erratum_chapter(ident: str) -> Chapter:
+    """The chapter of the erratum's first op, else the first of its seed's part that holds
+    ops of its registry chapter; in Part I the chapter its id names."""
     e = REGISTRY.errata[ident]
     if e.ops:
-        return op_chapter(e.ops[0])
+        return _in_part(ident, op_chapter(e.ops[0]))
     part = PARTS[e.seed.split("@")[0]]
     number = registry_number(ident)
     return next((c for c in part if any(REGISTRY.ops[o].chapter == number for o in
