@@ -126,7 +126,9 @@ def test_an_op_is_written_in_its_systems_part_with_its_registry_ids(paper):
 @pytest.mark.parametrize("prose,typeset_as", [
     ("values mod 2^64.", "values mod $`2^{64}`$."),
     ("2^(w-1) and 2^-16", "$`2^{w-1}`$ and $`2^{-16}`$"),
-    ("a ^ b, `x^2` and INTEGER^(0..62)", "a ^ b, `x^2` and INTEGER^(0..62)"),
+    ("in [-2**63, 2**63) and 2**width", "in [-$`2^{63}`$, $`2^{63}`$) and $`2^{width}`$"),
+    ("a ^ b, `x^2`, `2**8`, **bold** and INTEGER^(0..62)",
+     "a ^ b, `x^2`, `2**8`, **bold** and INTEGER^(0..62)"),
 ])
 def test_prose_powers_are_typeset_and_code_is_not(prose, typeset_as):
     assert typeset(prose) == typeset_as

@@ -53,7 +53,9 @@ def code_span(text: str) -> str:
 
 
 _CODE_SPAN = re.compile(r"(`+[^`]*`+)")
-_POWER = re.compile(r"(?<![\w.^`])(\d+|[A-Za-z])\^(-?\d+|[A-Za-z](?!\w)|\([^()\s]{1,12}\))")
+_POWER = re.compile(r"(?<![\w.^`*])(\d+|[A-Za-z])(?:\^|\*\*)"
+                    r"(-?\d+|[A-Za-z]\w*|\([^()\s]{1,12}\))")
+"""A power as plain text writes it: `2^64`, `2**63`, `2^(w-1)`, `2^-16`."""
 
 
 def math(tex: str) -> str:
@@ -62,7 +64,8 @@ def math(tex: str) -> str:
 
 
 def typeset(prose: str) -> str:
-    """Prose with its plain-text powers (`2^64`, `2^(w-1)`) as maths; code is left alone."""
+    """Prose with its plain-text powers (`2^64`, `2**63`, `2^(w-1)`) as maths; code is left
+    alone."""
     def power(m: re.Match) -> str:
         return math(f"{m.group(1)}^{{{m.group(2).removeprefix('(').removesuffix(')')}}}")
 

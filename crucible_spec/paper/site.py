@@ -21,13 +21,15 @@ CSS = """\
 .md-typeset p:has(> img[src*="figures/"]) { overflow-x: auto; text-align: center; }
 .md-typeset img[src*="figures/"] { max-width: 100%; height: auto; }
 .md-typeset__table, .md-typeset table:not([class]) { max-width: 100%; }
-.md-typeset__scrollwrap { overflow-x: auto; }
+.md-typeset__scrollwrap { overflow-x: auto; scrollbar-width: auto;
+  scrollbar-color: var(--md-default-fg-color--light) var(--md-default-fg-color--lightest); }
 .md-typeset table:not([class]) { display: table; }
 .md-typeset table:not([class]) td { min-width: 3rem; }
 .md-typeset math { font-size: 1.05em; }
 """
 """Figures fit the column (the state machines are drawn top to bottom, so they shrink little)
-and a wide table scrolls inside its frame instead of being cut off."""
+and a wide table scrolls inside its frame, its scroll bar always shown, instead of looking
+cut off."""
 
 
 def nav() -> list[dict]:
