@@ -127,6 +127,7 @@ def test_an_op_is_written_in_its_systems_part_with_its_registry_ids(paper):
     ("values mod 2^64.", "values mod $`2^{64}`$."),
     ("2^(w-1) and 2^-16", "$`2^{w-1}`$ and $`2^{-16}`$"),
     ("in [-2**63, 2**63) and 2**width", "in [-$`2^{63}`$, $`2^{63}`$) and $`2^{width}`$"),
+    ("INT64_MAX + 1 is INT64__MIN, `a_b`", "INT64\\_MAX + 1 is INT64\\_\\_MIN, `a_b`"),
     ("a ^ b, `x^2`, `2**8`, **bold** and INTEGER^(0..62)",
      "a ^ b, `x^2`, `2**8`, **bold** and INTEGER^(0..62)"),
 ])

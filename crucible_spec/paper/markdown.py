@@ -58,19 +58,25 @@ _POWER = re.compile(r"(?<![\w.^`*])(\d+|[A-Za-z])(?:\^|\*\*)"
 """A power as plain text writes it: `2^64`, `2**63`, `2^(w-1)`, `2^-16`."""
 
 
+_INNER_UNDERSCORE = re.compile(r"(?<=\w)_(?=\w)")
+
+
 def math(tex: str) -> str:
     """Inline TeX, written as GitHub's Markdown writes it; the site typesets it as MathML."""
     return f"$`{tex}`$"
 
 
 def typeset(prose: str) -> str:
-    """Prose with its plain-text powers (`2^64`, `2**63`, `2^(w-1)`) as maths; code is left
-    alone."""
+    """Prose with its plain-text powers (`2^64`, `2**63`, `2^(w-1)`) as maths and the
+    underscores inside names (INT64_MAX) kept from starting emphasis; code is left alone."""
     def power(m: re.Match) -> str:
         return math(f"{m.group(1)}^{{{m.group(2).removeprefix('(').removesuffix(')')}}}")
 
+    def text(part: str) -> str:
+        return _POWER.sub(power, _INNER_UNDERSCORE.sub(r"\\_", part))
+
     parts = _CODE_SPAN.split(prose)
-    return "".join(p if k % 2 else _POWER.sub(power, p) for k, p in enumerate(parts))
+    return "".join(p if k % 2 else text(p) for k, p in enumerate(parts))
 
 
 def folded(summary: str, body: str) -> str:
