@@ -229,6 +229,11 @@ def test_every_figure_is_an_svg_carrying_its_source_digest(paper):
         ET.fromstring(svg[svg.index("<svg"):])
     chapters = {f.chapter for f in paper.figures.values() if not f.name.startswith("layout-")}
     assert {4, 9, 10, 11, 18} <= chapters
+    dag = paper.figures["dag-mlp.svg"].source
+    assert re.findall(r'label="(region \d+)\\n', dag) == ["region 0", "region 1", "region 2"]
+    assert dag.count("shape=component") == 1, "the equal contents share one kernel"
+    machines = [f for f in paper.figures.values() if f.name.startswith("machine-")]
+    assert machines and all("rankdir=TB" in f.source for f in machines)
 
 
 def _fnv1a(data: bytes) -> int:
