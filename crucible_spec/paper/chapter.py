@@ -29,6 +29,7 @@ from .markdown import as_json, code, folded, heading, table, typeset
 from .op_section import OBLIGATION_HEAD, op_section
 from .source import Definition, constants, definitions, module_doc, module_path, tool_doc
 from .status import ProveStatus
+from .systems import system
 
 _CHAPTER_PREFIX = re.compile(r"^Chapter \d+(?: ops)?:\s*")
 
@@ -142,7 +143,7 @@ def _by_chapter(here: str) -> str:
         row[po.kind] = row.get(po.kind, 0) + 1
         row["mutants"] = row.get("mutants", 0) + len(po.mutants)
     kinds = ("z3", "model", "property", "contract")
-    rows = [(f"[{c.system}: {c.label}]({relative(c.filename, here)}#proof-obligations)",
+    rows = [(f"[{system(c.system).name} {c.label}]({relative(c.filename, here)}#proof-obligations)",
              *(counts[c].get(k, 0) for k in kinds), counts[c]["mutants"])
             for c in CHAPTERS if c in counts]
     total = [sum(r[i] for r in rows) for i in range(1, len(kinds) + 2)]

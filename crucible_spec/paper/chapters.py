@@ -87,7 +87,7 @@ CRUCIBLE = _part("crucible",
     Chapter(19, "Distribution", note=(
         "Crucible's C++ at the seed commit has no code for distribution: no clock, message "
         "protocol or checkpoint of several processes exists in it to specify. The distributed "
-        "protocols this spec states are RingKernel's, in Part IV.")),
+        "protocols this spec states are RingKernel's, in [Part IV](../ringkernel/index.md).")),
     Chapter(20, "Proofs", ("machine",), about=(
         "proofs.obligation", "proofs.evidence", "proofs.model", "proofs.runner", "proofs.cache",
         "proofs.mutation", "proofs.patch")),
