@@ -268,6 +268,11 @@ def test_a_worked_example_is_a_real_vector_line_that_shows_something(paper):
     request, answer = _example(text, "hash.fmix64")
     x = int(request["args"]["x"], 16)
     assert x != 0 and answer["result"]["out"] == f"0x{_fmix64(x):016x}" != f"0x{x:016x}"
+    for op in ("kernel.mul", "kernel.transpose_2d", "kernel.avgpool_global"):
+        request, answer = _example(paper.texts["crucible/12-kernels.md"], op)
+        tensors = [v for v in (*request["args"].values(), *answer["result"].values())
+                   if isinstance(v, dict)]
+        assert tensors and all(t["data"] for t in tensors), (op, request)
 
 
 def _run(args: list[str], cwd: Path, tree: Path) -> subprocess.CompletedProcess:

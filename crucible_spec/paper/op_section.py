@@ -24,13 +24,15 @@ def _fields(rec: Record) -> list[tuple[str, str, str, str]]:
 
 def _trivial(value: object) -> bool:
     """Whether a JSON value shows nothing: every number in it zero, every string empty or an
-    all-zero hex word, every list or object empty or trivial."""
+    all-zero hex word or bytes, every tensor empty, every list or object empty or trivial."""
+    if isinstance(value, dict) and value.get("data") == "" and "shape" in value:
+        return True
     if isinstance(value, dict):
         return all(_trivial(v) for v in value.values())
     if isinstance(value, list):
         return all(_trivial(v) for v in value)
     if isinstance(value, str):
-        return value == "" or (value.startswith("0x") and not value[2:].strip("0"))
+        return not value.removeprefix("0x").strip("0")
     return not value
 
 
