@@ -44,8 +44,10 @@ def spec_module(name: str) -> ModuleType:
 
 
 def module_path(name: str) -> str:
-    """The module's path as a reader of the repository finds it (`spec/hashing.py`)."""
-    return f"spec/{Path(spec_module(name).__file__).name}"
+    """The module's path as a reader of the repository finds it (`spec/hashing.py`,
+    `spec/ringkernel/hlc.py`)."""
+    folder = name.rpartition(".")[0].replace(".", "/")
+    return "/".join(p for p in ("spec", folder, Path(spec_module(name).__file__).name) if p)
 
 
 @cache
@@ -113,7 +115,7 @@ def definitions(name: str) -> list[Definition]:
 def spec_module_name(obj: Any) -> str:
     """The spec module `obj` (a function, class or instance) was defined in, or ''."""
     mod = getattr(obj, "__module__", "") or ""
-    return mod.rsplit(".", 1)[1] if mod.startswith(SPEC_PACKAGE + ".") else ""
+    return mod.removeprefix(SPEC_PACKAGE + ".") if mod.startswith(SPEC_PACKAGE + ".") else ""
 
 
 def defined_in(fn: Any) -> tuple[str, str] | None:
@@ -122,4 +124,4 @@ def defined_in(fn: Any) -> tuple[str, str] | None:
     mod = getattr(fn, "__module__", "") or ""
     if not mod.startswith(SPEC_PACKAGE + "."):
         return None
-    return mod.rsplit(".", 1)[1], fn.__qualname__.split(".")[0]
+    return mod.removeprefix(SPEC_PACKAGE + "."), fn.__qualname__.split(".")[0]
