@@ -46,6 +46,17 @@ def test_committed_paper_is_what_the_registry_generates():
     assert build.check(PAPERS) == []
 
 
+def test_files_the_paper_no_longer_makes_are_found_in_every_part(paper, tmp_path):
+    """The flat chapters of the old layout, a part's old chapter and an old appendix page
+    are stale; the pages the paper makes are not."""
+    for name in ("01-notation-and-bits.md", "pyc/99-old.md", "appendix-obligations-old.md",
+                 "crucible/01-notation-and-bits.md", "index.md", "lean-coverage.md"):
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text("x")
+    assert build.stale_files(tmp_path, paper) == [
+        "01-notation-and-bits.md", "appendix-obligations-old.md", "pyc/99-old.md"]
+
+
 def test_rendering_twice_gives_the_same_bytes(paper):
     again = build.render_paper(PAPERS)
     assert again.texts == paper.texts
