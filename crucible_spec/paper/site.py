@@ -20,16 +20,14 @@ CSS = """\
 .md-grid { max-width: 90rem; }
 .md-typeset p:has(> img[src*="figures/"]) { overflow-x: auto; text-align: center; }
 .md-typeset img[src*="figures/"] { max-width: 100%; height: auto; }
-.md-typeset__table, .md-typeset table:not([class]) { max-width: 100%; }
 .md-typeset__scrollwrap { overflow-x: auto; scrollbar-width: auto;
   scrollbar-color: var(--md-default-fg-color--light) var(--md-default-fg-color--lightest); }
-.md-typeset table:not([class]) { display: table; }
-.md-typeset table:not([class]) td { min-width: 3rem; }
+.md-typeset table:not([class]) td code { white-space: nowrap; word-break: keep-all; }
 .md-typeset math { font-size: 1.05em; }
 """
 """Figures fit the column (the state machines are drawn top to bottom, so they shrink little)
 and a wide table scrolls inside its frame, its scroll bar always shown, instead of looking
-cut off."""
+cut off; names in a table are never broken inside."""
 
 
 def nav() -> list[dict]:
