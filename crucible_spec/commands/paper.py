@@ -61,13 +61,15 @@ def run(args: argparse.Namespace) -> int:
 def add_parser(sub) -> None:
     p = sub.add_parser(
         "paper", help="render the yellowpaper (papers/) from the registry",
-        description="Render the yellowpaper from the registry and the spec modules: a Markdown "
-                    "file per chapter (its modules' text, byte tables and byte maps of its "
+        description="Render the yellowpaper from the registry and the spec modules, in a part "
+                    "per system (Crucible, PyC, SympleX, RingKernel, vyre): a Markdown file "
+                    "per chapter (its modules' text, figures, byte tables and byte maps of its "
                     "layouts, constants, ops with a worked example, errata with witnesses, "
-                    "proof obligations, the source of every definition), an index and an "
-                    "appendix, and the figures (SVG). The output is the same bytes on every "
-                    "run. --check writes nothing and exits 1 naming the first differing file "
-                    "and line when the directory is stale.")
+                    "proof obligations, an index of its definitions) and its source pages, "
+                    "an index per part and for the whole, an appendix, and the figures (SVG). "
+                    "The output is the same bytes on every run. --check writes nothing and "
+                    "exits 1 naming the first differing file and line when the directory is "
+                    "stale.")
     p.add_argument("--out", default="papers", metavar="DIR",
                    help="the paper's directory (default papers)")
     p.add_argument("--check", action="store_true",

@@ -13,12 +13,15 @@ from pathlib import Path
 
 from .. import load_all
 from ..commands.common import write_output
-from .appendix import render_appendix, render_index
-from .chapter import render_chapter
-from .chapters import CHAPTERS
+from ..spec.registry import REGISTRY
+from .appendix import render_appendix, render_index, render_part_index
+from .chapter import has_witness_page, render_chapter, witness_text
+from .chapters import CHAPTERS, part_index
 from .figures import Figure, chapter_figures, figure_digest
-from .links import APPENDIX, INDEX
+from .links import INDEX, witness_page
+from .listing import render_source_pages
 from .status import STATUS_FILE, read_status
+from .systems import SYSTEMS
 
 FIGURES = "figures"
 _CHAPTER_FILE = re.compile(r"^\d\d-[a-z0-9-]+\.md$")
@@ -37,11 +40,17 @@ def render_paper(papers: Path) -> Paper:
     load_all()
     status = read_status(papers)
     figures = chapter_figures()
-    texts = {INDEX: render_index(status), APPENDIX: render_appendix(status)}
+    texts = {INDEX: render_index(status), **render_appendix(status)}
+    for k, s in enumerate(SYSTEMS):
+        texts[part_index(s)] = render_part_index(k, s)
     for ch in CHAPTERS:
-        own = [(f.title, f.name) for f in figures.values() if f.chapter == ch.number
-               and not f.name.startswith("layout-")]
+        own = [(f.title, f.name) for f in figures.values() if ch.system == "crucible"
+               and f.chapter == ch.number and not f.name.startswith("layout-")]
         texts[ch.filename] = render_chapter(ch, status, own)
+        texts.update(render_source_pages(ch))
+    for e in REGISTRY.errata.values():
+        if has_witness_page(e):
+            texts[witness_page(e)] = witness_text(e)
     return Paper(texts, figures)
 
 
@@ -72,7 +81,9 @@ def _first_line_diff(path: str, want: str, have: str) -> Drift:
 
 def stale_files(papers: Path, paper: Paper) -> list[str]:
     """Generated-looking files in `papers/` that this paper no longer makes."""
-    chapters = [p.name for p in papers.glob("*.md") if _CHAPTER_FILE.match(p.name)]
+    chapters = [p.name for p in papers.glob("*.md") if _CHAPTER_FILE.match(p.name)
+                or p.name.startswith("appendix-")]
+    chapters += [str(p.relative_to(papers)) for s in SYSTEMS for p in (papers / s.key).glob("*.md")]
     figures = [f"{FIGURES}/{p.name}" for p in (papers / FIGURES).glob("*.svg")]
     made = set(paper.texts) | {f"{FIGURES}/{n}" for n in paper.figures}
     return sorted(p for p in chapters + figures if p not in made)

@@ -1,19 +1,37 @@
-"""One chapter of the paper: its modules' prose, layouts, constants, ops, errata, proof
-obligations and the source of every definition, then what is not yet specified."""
+"""One chapter of the paper, as a specification: its modules' rules, its figures, layouts,
+constants, ops, errata and proof obligations, then an index of its definitions (whose source
+is on the chapter's source pages) and what is not yet specified."""
 
 from __future__ import annotations
 
 import enum
+import re
 
 from ..spec.core.errata import FLAGS
 from ..spec.core.registry import REGISTRY, Erratum, po_sort_key
-from .chapters import Chapter
+from .chapters import CHAPTERS, Chapter
 from .layouts import layout_section
-from .links import fn_id, po_id, to_op
-from .markdown import as_json, code, heading, table
+from .links import (
+    WITNESS_INLINE_MAX,
+    erratum_chapter,
+    layout_chapter,
+    obligation_chapter,
+    op_chapter,
+    po_id,
+    relative,
+    source_page,
+    to_fn,
+    to_op,
+    to_page,
+    witness_page,
+)
+from .markdown import as_json, code, folded, heading, table, typeset
 from .op_section import OBLIGATION_HEAD, op_section
 from .source import Definition, constants, definitions, module_doc, module_path, tool_doc
 from .status import ProveStatus
+from .systems import system
+
+_CHAPTER_PREFIX = re.compile(r"^Chapter \d+(?: ops)?:\s*")
 
 
 def _number(value: object) -> str:
@@ -26,7 +44,8 @@ def _number(value: object) -> str:
 
 
 def _constants(ch: Chapter) -> str:
-    rows = [(f"`{c.name}`", _number(c.value), c.doc, f"{module_path(c.module)}:{c.line}")
+    rows = [(f"`{c.name}`", _number(c.value), typeset(c.doc),
+             f"{module_path(c.module)}:{c.line}")
             for m in ch.modules for c in constants(m)]
     return table(("constant", "value", "meaning and source", "spec"), rows) if rows else ""
 
@@ -35,28 +54,56 @@ def _enum_table(e: type[enum.Enum]) -> str:
     return table(("name", "value"), [(f"`{m.name}`", m.value) for m in e])
 
 
-def _definition(d: Definition, here: str) -> str:
-    kind = "enum" if isinstance(d.obj, type) and issubclass(d.obj, enum.Enum) else \
+def _kind(d: Definition) -> str:
+    return "enum" if isinstance(d.obj, type) and issubclass(d.obj, enum.Enum) else \
         "class" if isinstance(d.obj, type) else "function"
-    where = f"{module_path(d.module)}, line {d.line}"
-    parts = [heading(4, f"`{d.name}` ({kind})", fn_id(d.module, d.name)), f"*{where}*"]
-    if kind == "enum":
-        parts += [d.doc, _enum_table(d.obj)]
-    else:
-        parts.append(code(d.source, "python", d.line))
-    return "\n\n".join(p for p in parts if p)
+
+
+def _first_sentence(doc: str) -> str:
+    text = " ".join(doc.split())
+    end = re.search(r"(?<=[a-z0-9)`'\"])\.(\s|$)", text)
+    return text[:end.start() + 1] if end else text
+
+
+def _definitions(ch: Chapter) -> str:
+    """Every definition of the chapter's modules: what it is, and a link to its source."""
+    rows = [(to_fn(d.module, d.name, ch.filename), _kind(d), typeset(_first_sentence(d.doc)))
+            for m in ch.modules for d in definitions(m)]
+    if not rows:
+        return ""
+    pages = sorted({source_page(m) for m in ch.modules if source_page(m)})
+    where = ", ".join(to_page(f"source page {k}" if len(pages) > 1 else "source page", p,
+                              ch.filename) for k, p in enumerate(pages, 1))
+    return "\n\n".join(["## Definitions", f"The code that runs, module by module, in source "
+                         f"order; each name opens its listing on the chapter's {where}.",
+                         table(("definition", "kind", "what it is"), rows)])
+
+
+def _witnesses(e: Erratum) -> str:
+    text = as_json(e.witness)
+    if e.also:
+        text += "\n" + "\n".join(as_json(w) for w in e.also)
+    return text
+
+
+def has_witness_page(e: Erratum) -> bool:
+    """Whether the erratum's witnesses are too long to print in its chapter."""
+    return len(_witnesses(e)) > WITNESS_INLINE_MAX
 
 
 def _erratum(e: Erratum, here: str) -> str:
-    witness = as_json(e.witness)
+    witnesses = _witnesses(e)
     parts = [heading(3, f"{e.id}: {e.title}", po_id(e.id)),
              table(("seed", "where in the seed", "flag", "ops"),
                    [(f"`{e.seed}`", e.location, f"{e.flag}: {FLAGS[e.flag]}",
                      ", ".join(to_op(o, here) for o in e.ops))]),
-             e.detail, "Witness:", code(witness, "json")]
-    if e.also:
-        parts += ["Witnesses for the other ops it reaches:",
-                  code("\n".join(as_json(w) for w in e.also), "json")]
+             typeset(e.detail)]
+    if has_witness_page(e):
+        parts.append(f"Its witnesses ({len(witnesses):,} characters of JSON) are on "
+                     f"{to_page('a page of their own', witness_page(e), here)}.")
+    else:
+        label = "Witness" + (" and the witnesses for the other ops it reaches" if e.also else "")
+        parts.append(folded(label, code(witnesses, "json")))
     profiles = " and ".join(f"`{p}`" for p in (e.seed, *e.also_seeds))
     parts.append(f"The profile{'s' if e.also_seeds else ''} {profiles} turn"
                  f"{'' if e.also_seeds else 's'} it on; the default profile states the intended "
@@ -64,84 +111,92 @@ def _erratum(e: Erratum, here: str) -> str:
     return "\n\n".join(parts)
 
 
-def _obligations(number: int, here: str, status: ProveStatus) -> str:
-    ids = sorted((i for i in REGISTRY.obligations if po_sort_key(i)[1] == number),
+def witness_text(e: Erratum) -> str:
+    """The page of an erratum whose witnesses are too long for its chapter."""
+    here = witness_page(e)
+    back = to_page(f"{e.id}", f"{erratum_chapter(e.id).filename}", here)
+    return "\n\n".join([f"# Witnesses of {e.id}: {e.title}",
+                         f"The JSON witnesses of erratum {back}, one a line: the first is its own "
+                         "op's, the others those of the other ops it reaches.",
+                         code(_witnesses(e), "json")]) + "\n"
+
+
+def _obligations(ch: Chapter, here: str, status: ProveStatus) -> str:
+    ids = sorted((i for i in REGISTRY.obligations if obligation_chapter(i) == ch),
                  key=po_sort_key)
     rows = []
     for ident in ids:
         po = REGISTRY.obligations[ident]
         covers = ", ".join(to_op(c, here) if c in REGISTRY.ops else f"`{c}`" for c in po.covers)
-        rows.append((f'<a id="{po_id(ident)}"></a>{ident}', po.kind, po.statement,
+        rows.append((f'<a id="{po_id(ident)}"></a>{ident}', po.kind, typeset(po.statement),
                      "; ".join(f"{m.name}: {m.description}" for m in po.mutants),
                      covers, *status.shown(ident)))
     head = (*OBLIGATION_HEAD[:3], "mutants it kills", "covers", *OBLIGATION_HEAD[4:])
     return table(head, rows) if rows else ""
 
 
-def _by_chapter() -> str:
+def _by_chapter(here: str) -> str:
     """How many obligations of each kind each chapter has, and the mutants they must kill."""
-    from .chapters import CHAPTERS
-    from .links import chapter as chapter_of
-
-    counts: dict[int, dict[str, int]] = {}
+    counts: dict[Chapter, dict[str, int]] = {}
     for ident, po in REGISTRY.obligations.items():
-        row = counts.setdefault(po_sort_key(ident)[1], {})
+        row = counts.setdefault(obligation_chapter(ident), {})
         row[po.kind] = row.get(po.kind, 0) + 1
         row["mutants"] = row.get("mutants", 0) + len(po.mutants)
     kinds = ("z3", "model", "property", "contract")
-    rows = [(f"[{n}. {chapter_of(n).title}]({chapter_of(n).filename}#proof-obligations)",
-             *(counts[n].get(k, 0) for k in kinds), counts[n]["mutants"])
-            for n in sorted(counts) if any(c.number == n for c in CHAPTERS)]
+    rows = [(f"[{system(c.system).name} {c.label}]({relative(c.filename, here)}#proof-obligations)",
+             *(counts[c].get(k, 0) for k in kinds), counts[c]["mutants"])
+            for c in CHAPTERS if c in counts]
     total = [sum(r[i] for r in rows) for i in range(1, len(kinds) + 2)]
     return table(("chapter", *kinds, "mutants"), [*rows, ("all", *total)])
+
+
+def _module_text(m: str) -> str:
+    return f"**{module_path(m)}.** {typeset(_CHAPTER_PREFIX.sub('', module_doc(m)))}"
 
 
 def render_chapter(ch: Chapter, status: ProveStatus, figures: list[tuple[str, str]]) -> str:
     """The whole chapter as Markdown."""
     here = ch.filename
-    out = [f"# {ch.number}. {ch.title}"]
-    for m in ch.modules:
-        out += [f"**{module_path(m)}.** {module_doc(m)}"]
+    out = [f"# {ch.label}"]
+    if ch.note:
+        out.append(ch.note)
+    out += [_module_text(m) for m in ch.modules]
     for m in ch.about:
         path, doc = tool_doc(m)
-        out += [f"**{path}.** {doc}"]
+        out += [f"**{path}.** {typeset(doc)}"]
+    if figures:
+        out += ["## Figures"] + [f"![{title}]({relative(f'figures/{name}', here)})"
+                                 for title, name in figures]
     if ch.about:
-        out += ["## Obligations by chapter", _by_chapter()]
-    layouts = sorted({s.name: s for s in REGISTRY.layouts.values() if s.chapter == ch.number}
-                     .values(), key=lambda s: s.name)
+        out += ["## Obligations by chapter", _by_chapter(here)]
+    layouts = sorted({s.name: s for s in REGISTRY.layouts.values()
+                      if layout_chapter(s.name) == ch}.values(), key=lambda s: s.name)
     if layouts:
-        out += ["## Layouts"] + [layout_section(s, here, layout_figure(s.name))
-                                 for s in layouts]
+        out += ["## Layouts"] + [layout_section(s, here, relative(
+            f"figures/{layout_figure(s.name)}", here)) for s in layouts]
     consts = _constants(ch)
     if consts:
         out += ["## Constants", consts]
-    ops = sorted((o for o in REGISTRY.ops.values() if o.chapter == ch.number),
+    ops = sorted((o for o in REGISTRY.ops.values() if op_chapter(o.name) == ch),
                  key=lambda o: o.name)
     if ops:
         out += ["## Ops"] + [op_section(o, here, status) for o in ops]
-    errata = sorted((e for e in REGISTRY.errata.values() if po_sort_key(e.id)[1] == ch.number),
+    errata = sorted((e for e in REGISTRY.errata.values() if erratum_chapter(e.id) == ch),
                     key=lambda e: po_sort_key(e.id))
     if errata:
         out += ["## Errata"] + [_erratum(e, here) for e in errata]
-    pos = _obligations(ch.number, here, status)
+    pos = _obligations(ch, here, status)
     if pos:
         out += [heading(2, "Proof obligations", "proof-obligations"), pos]
-    if figures:
-        out += ["## Figures"] + [f"![{title}](figures/{name})" for title, name in figures]
-    defs = [(m, definitions(m)) for m in ch.modules]
-    if any(d for _, d in defs):
-        out += ["## Definitions",
-                "The code that runs, module by module, in source order."]
-        for m, ds in defs:
-            if ds:
-                out += [f"### {module_path(m)}"] + [_definition(d, here) for d in ds]
+    defs = _definitions(ch)
+    if defs:
+        out.append(defs)
     if ch.pending:
         out += ["## Not yet specified",
                 "These parts of the seed systems are described in the facts sheets but not yet "
                 "stated by this spec: no op, layout or obligation covers them.",
                 table(("what", "facts"), [(p.what, p.facts) for p in ch.pending])]
     return "\n\n".join(out) + "\n"
-
 
 
 def layout_figure(name: str) -> str:

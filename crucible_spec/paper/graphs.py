@@ -62,7 +62,7 @@ def machine_dot(f: FoldedMachine) -> str:
     merged: dict[tuple[str, str], list[str]] = {}
     for a, act, b in f.edges:
         merged.setdefault((a, b), []).append(act)
-    lines = ["digraph machine {", "  rankdir=LR;", '  node [shape=box, style="rounded", '
+    lines = ["digraph machine {", "  rankdir=TB;", '  node [shape=box, style="rounded", '
              'fontname="DejaVu Sans", fontsize=10];', '  edge [fontname="DejaVu Sans", '
              'fontsize=8];', f"  label={quote(f'{f.name}: {f.states} states explored')};",
              '  start [shape=point];', f"  start -> {quote(f.initial)};"]
@@ -141,8 +141,11 @@ def machine_figures() -> list[Figure]:
     return out
 
 
-def _runs(run: PipelineRun) -> list[tuple[int, int]]:
-    """Runs [first, last] of consecutive regions with the same content hash and pool."""
+def _runs(run: PipelineRun, fold: bool) -> list[tuple[int, int]]:
+    """Runs [first, last] of consecutive regions with the same content hash and pool (each
+    region alone when not `fold`)."""
+    if not fold:
+        return [(k, k) for k in range(len(run.regions))]
     out: list[tuple[int, int]] = []
 
     def key(k: int) -> tuple:
@@ -157,15 +160,15 @@ def _runs(run: PipelineRun) -> list[tuple[int, int]]:
     return out
 
 
-def dag_dot(run: PipelineRun, title: str) -> str:
-    """The regions the pipeline made, in order (consecutive equal ones folded into one box),
-    each pointing at the kernel its content hash compiles to: equal contents share one kernel
-    (a kernel-cache hit)."""
+def dag_dot(run: PipelineRun, title: str, fold: bool = True) -> str:
+    """The regions the pipeline made, in order (consecutive equal ones folded into one box
+    when `fold`), each pointing at the kernel its content hash compiles to: equal contents
+    share one kernel (a kernel-cache hit)."""
     lines = ["digraph dag {", "  rankdir=TB;", '  node [fontname="DejaVu Sans", fontsize=9];',
              '  edge [fontname="DejaVu Sans", fontsize=8];', f"  label={quote(title)};",
              '  trace [shape=oval, label="recorded trace"];']
     previous, kernels = "trace", set()
-    for first, last in _runs(run):
+    for first, last in _runs(run, fold):
         r, end = run.regions[first], run.regions[last]
         content = f"0x{r.graph.content_hash:016x}"
         name = f"region {first}" if first == last else f"regions {first}..{last} " \
@@ -183,6 +186,9 @@ def dag_dot(run: PipelineRun, title: str) -> str:
 
 
 def dag_figure() -> Figure:
+    """The bundled MLP's regions one by one: their Merkle hashes chain and differ, their equal
+    contents share one kernel."""
     run = bundled_run("mlp")
-    title = f"Merkle DAG of the bundled MLP trace: {len(run.regions)} regions"
-    return dot_figure("dag-mlp.svg", title, 9, dag_dot(run, title))
+    title = (f"Merkle DAG of the bundled MLP trace: {len(run.regions)} regions, one kernel "
+             "for their equal contents")
+    return dot_figure("dag-mlp.svg", title, 9, dag_dot(run, title, fold=False))

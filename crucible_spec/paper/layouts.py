@@ -8,7 +8,7 @@ from typing import Any
 
 from ..spec.core.layout import ArrayOf, Pad, Prim, Struct, default_of
 from .links import layout_id, to_layout
-from .markdown import as_json, heading, table
+from .markdown import as_json, heading, table, typeset
 
 PADDING = "(padding)"
 
@@ -75,13 +75,13 @@ def layout_section(s: Struct, here: str, figure: str) -> str:
         ctype = placed[r.field].member.ctype if r.field in placed else None
         shown = _struct_cell(ctype, here) if ctype is not None else r.ctype
         rows.append((r.offset, r.size, shown, f"`{r.field}`" if r.field != PADDING else r.field,
-                     r.meaning, r.default, "yes" if r.padding else ""))
-    parts = [heading(3, f"`{s.name}`", layout_id(s.name)), s.doc,
+                     typeset(r.meaning), r.default, "yes" if r.padding else ""))
+    parts = [heading(3, f"`{s.name}`", layout_id(s.name)), typeset(s.doc),
              f"sizeof **{s.size}**, alignof **{s.align}**"
              + (f"; derived from {to_layout(s.base.name, here)}, whose members come first"
                 if s.base else "")
              + (f"; also called {', '.join(f'`{a}`' for a in s.aliases)}" if s.aliases else "")
              + ".",
-             f"![Byte map of {s.name}](figures/{figure})",
+             f"![Byte map of {s.name}]({figure})",
              table(("offset", "size", "type", "field", "meaning", "default", "padding"), rows)]
     return "\n\n".join(p for p in parts if p)

@@ -1,4 +1,5 @@
-"""The few Markdown forms the paper is written in: tables, code, anchors and links."""
+"""The few Markdown forms the paper is written in: tables, code, folded blocks, anchors, links
+and the typeset maths of prose."""
 
 from __future__ import annotations
 
@@ -49,3 +50,35 @@ def link(text: str, target: str) -> str:
 
 def code_span(text: str) -> str:
     return f"`{text}`" if "`" not in text else f"`` {text} ``"
+
+
+_CODE_SPAN = re.compile(r"(`+[^`]*`+)")
+_POWER = re.compile(r"(?<![\w.^`*])(\d+|[A-Za-z])(?:\^|\*\*)"
+                    r"(-?\d+|[A-Za-z]\w*|\([^()\s]{1,12}\))")
+"""A power as plain text writes it: `2^64`, `2**63`, `2^(w-1)`, `2^-16`."""
+
+
+_INNER_UNDERSCORE = re.compile(r"(?<=\w)_(?=\w)")
+
+
+def math(tex: str) -> str:
+    """Inline TeX, written as GitHub's Markdown writes it; the site typesets it as MathML."""
+    return f"$`{tex}`$"
+
+
+def typeset(prose: str) -> str:
+    """Prose with its plain-text powers (`2^64`, `2**63`, `2^(w-1)`) as maths and the
+    underscores inside names (INT64_MAX) kept from starting emphasis; code is left alone."""
+    def power(m: re.Match) -> str:
+        return math(f"{m.group(1)}^{{{m.group(2).removeprefix('(').removesuffix(')')}}}")
+
+    def text(part: str) -> str:
+        return _POWER.sub(power, _INNER_UNDERSCORE.sub(r"\\_", part))
+
+    parts = _CODE_SPAN.split(prose)
+    return "".join(p if k % 2 else text(p) for k, p in enumerate(parts))
+
+
+def folded(summary: str, body: str) -> str:
+    """A block the reader opens: `<details>` in HTML, its body Markdown."""
+    return f'<details markdown="1">\n<summary>{summary}</summary>\n\n{body}\n\n</details>'

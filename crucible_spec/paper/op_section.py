@@ -8,7 +8,7 @@ from ..spec.core.errata import DEFAULT_PROFILE
 from ..spec.core.registry import REGISTRY, Op
 from ..spec.core.schema import Record
 from .links import op_id, to_erratum, to_fn, to_po
-from .markdown import as_json, code, heading, table
+from .markdown import as_json, code, heading, table, typeset
 from .source import defined_in
 from .status import ProveStatus
 
@@ -22,9 +22,32 @@ def _fields(rec: Record) -> list[tuple[str, str, str, str]]:
             for name, f in rec.fields.items()]
 
 
+def _trivial(value: object) -> bool:
+    """Whether a JSON value shows nothing: every number in it zero, every string empty or an
+    all-zero hex word or bytes, every tensor empty, every list or object empty or trivial."""
+    if isinstance(value, dict) and value.get("data") == "" and "shape" in value:
+        return True
+    if isinstance(value, dict):
+        return all(_trivial(v) for v in value.values())
+    if isinstance(value, list):
+        return all(_trivial(v) for v in value)
+    if isinstance(value, str):
+        return not value.removeprefix("0x").strip("0")
+    return not value
+
+
+def _shows_nothing(case: Case) -> bool:
+    """A case whose arguments or answer are all zero or empty, or that answers its argument."""
+    result = case.result if case.error is None else None
+    echoes = isinstance(result, dict) and sorted(map(str, result.values())) == sorted(
+        map(str, case.args.values()))
+    return _trivial(case.args) or (result is not None and _trivial(result)) or echoes
+
+
 def example_case(op: Op) -> tuple[int, Case] | None:
-    """The op's worked example: the shortest golden case of the real code, else the shortest
-    edge case, else the shortest case; answers before errors. (line number, case)."""
+    """The op's worked example: a case that shows what the op computes (not all zeros or
+    empty, not its argument echoed), the shortest golden case of the real code, else the
+    shortest edge case, else the shortest case; answers before errors. (line number, case)."""
     path = VECTORS_DIR / DEFAULT_PROFILE / op_path(op)
     if not path.exists():
         return None
@@ -33,7 +56,7 @@ def example_case(op: Op) -> tuple[int, Case] | None:
     def rank(item: tuple[int, str]) -> tuple:
         case = Case.from_line(item[1])
         family = 0 if case.source.startswith(_GOLDEN) else 1 if case.source == "edge" else 2
-        return (case.error is not None, family, len(item[1]), item[0])
+        return (case.error is not None, _shows_nothing(case), family, len(item[1]), item[0])
 
     number, line = min(enumerate(lines, 1), key=rank)
     return number, Case.from_line(line)
@@ -63,13 +86,9 @@ def _spec_functions(op: Op, here: str) -> str:
     return ", ".join(names)
 
 
-def obligation_rows(ids: list[str], status: ProveStatus, here: str) -> list[tuple]:
-    rows = []
-    for ident in ids:
-        po = REGISTRY.obligations[ident]
-        rows.append((to_po(ident, here), po.kind, po.statement, len(po.mutants),
-                     *status.shown(ident)))
-    return rows
+def _obligation_list(ids: list[str], status: ProveStatus, here: str) -> str:
+    return ", ".join(f"{to_po(i, here)} ({REGISTRY.obligations[i].kind}, "
+                     f"{status.shown(i)[0]})" for i in ids)
 
 
 OBLIGATION_HEAD = ("obligation", "kind", "statement", "mutants", "status", "seconds")
@@ -77,7 +96,7 @@ OBLIGATION_HEAD = ("obligation", "kind", "statement", "mutants", "status", "seco
 
 def op_section(op: Op, here: str, status: ProveStatus) -> str:
     """The op's heading and everything a reader or an implementer needs to answer it."""
-    parts = [heading(3, f"`{op.name}`", op_id(op.name)), op.summary,
+    parts = [heading(3, f"`{op.name}`", op_id(op.name)), typeset(op.summary),
              f"Defined by {_spec_functions(op, here)}. Compared "
              + ("exactly." if op.compare == "exact" else f"within the envelope `{op.compare}`."),
              "**Arguments**", table(("field", "type", "required", "meaning"), _fields(op.args)),
@@ -88,8 +107,8 @@ def op_section(op: Op, here: str, status: ProveStatus) -> str:
             f"{c.description} (`{c.code}`)" for c in op.invalid) + ".")
     ids = REGISTRY.obligations_for(op.name)
     if ids:
-        parts += ["**Proof obligations**",
-                  table(OBLIGATION_HEAD, obligation_rows(ids, status, here))]
+        parts.append(f"**Proof obligations:** {_obligation_list(ids, status, here)}; their "
+                     "statements are in the chapter's table of obligations.")
     elif op.proof_note:
         parts.append(f"No proof obligation: {op.proof_note}")
     errata = REGISTRY.errata_for(op.name)

@@ -44,13 +44,20 @@ def spec_module(name: str) -> ModuleType:
 
 
 def module_path(name: str) -> str:
-    """The module's path as a reader of the repository finds it (`spec/crucible/hashing.py`)."""
-    return f"spec/{name.replace('.', '/')}.py"
+    """The module's path as a reader of the repository finds it (`spec/crucible/hashing.py`,
+    `spec/ringkernel/hlc.py`)."""
+    folder = name.rpartition(".")[0].replace(".", "/")
+    return "/".join(p for p in ("spec", folder, Path(spec_module(name).__file__).name) if p)
+
+
+@cache
+def module_source(name: str) -> str:
+    return inspect.getsource(spec_module(name))
 
 
 @cache
 def _tree(name: str) -> ast.Module:
-    return ast.parse(inspect.getsource(spec_module(name)))
+    return ast.parse(module_source(name))
 
 
 def module_doc(name: str) -> str:
@@ -105,10 +112,16 @@ def definitions(name: str) -> list[Definition]:
     return out
 
 
+def spec_module_name(obj: Any) -> str:
+    """The spec module `obj` (a function, class or instance) was defined in, or ''."""
+    mod = getattr(obj, "__module__", "") or ""
+    return mod.removeprefix(SPEC_PACKAGE + ".") if mod.startswith(SPEC_PACKAGE + ".") else ""
+
+
 def defined_in(fn: Any) -> tuple[str, str] | None:
     """(spec module, top-level name) of a spec function (a method's class), or None when it
     lives elsewhere."""
     mod = getattr(fn, "__module__", "") or ""
     if not mod.startswith(SPEC_PACKAGE + "."):
         return None
-    return mod.rsplit(".", 1)[1], fn.__qualname__.split(".")[0]
+    return mod.removeprefix(SPEC_PACKAGE + "."), fn.__qualname__.split(".")[0]
