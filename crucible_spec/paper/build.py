@@ -13,7 +13,7 @@ from pathlib import Path
 
 from .. import load_all
 from ..commands.common import write_output
-from ..spec.registry import REGISTRY
+from ..spec.core.registry import REGISTRY
 from .appendix import render_appendix, render_index, render_part_index
 from .chapter import has_witness_page, render_chapter, witness_text
 from .chapters import CHAPTERS, part_index

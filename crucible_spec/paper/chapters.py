@@ -104,8 +104,9 @@ CRUCIBLE = _part("crucible",
         "protocol or checkpoint of several processes exists in it to specify. The distributed "
         "protocols this spec states are RingKernel's, in [Part IV](../ringkernel/index.md).")),
     Chapter(20, "Proofs", ("core.machine",), about=(
-        "proofs.obligation", "proofs.evidence", "proofs.model", "proofs.runner", "proofs.cache",
-        "proofs.mutation", "proofs.patch")),
+        "proofs.core.obligation", "proofs.core.evidence", "proofs.core.model",
+        "proofs.core.runner", "proofs.core.cache",
+        "proofs.core.mutation", "proofs.core.patch")),
 )
 
 PYC = _part("pyc",
