@@ -23,6 +23,7 @@ import gzip
 import hashlib
 import json
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -31,6 +32,7 @@ MANIFEST = "manifest.json"
 OVERLAY = "overlay.json"
 OVERLAY_CASES = "overlay.jsonl.gz"
 GZ = ".gz"
+Writer = Callable[[Path, bytes], object]
 
 
 @dataclass(frozen=True)
@@ -167,7 +169,7 @@ def overlay_of(base: Suite, suite: Suite, base_manifest_sha256: str,
         numbers = [i for i, line in enumerate(ours, 1)
                    if i > len(theirs) or line != theirs[i - 1]
                    or json.loads(line).get("source") in keep]
-        if not numbers and len(ours) == len(theirs):
+        if not numbers and len(ours) == len(theirs) and rel in base.files:
             continue
         entry = suite.manifest["files"][rel]
         files[rel] = {"op": entry["op"], "chapter": entry["chapter"], "count": len(ours),
@@ -181,13 +183,14 @@ def overlay_of(base: Suite, suite: Suite, base_manifest_sha256: str,
                      "files": files}, lines
 
 
-def write_flat(root: Path, suite: Suite) -> None:
-    """Write `suite` whole under root/<profile>: its files and manifest.json."""
+def write_flat(root: Path, suite: Suite, write: Writer = Path.write_bytes) -> None:
+    """Write `suite` whole under root/<profile>, each file by `write`: its files and
+    manifest.json."""
     base = root / suite.profile
     for rel, data in suite.files.items():
         (base / rel).parent.mkdir(parents=True, exist_ok=True)
-        (base / rel).write_bytes(data)
-    (base / MANIFEST).write_bytes(manifest_text(suite.manifest))
+        write(base / rel, data)
+    write(base / MANIFEST, manifest_text(suite.manifest))
 
 
 def write_overlay(root: Path, suite: Suite, base: Suite) -> dict:

@@ -241,11 +241,13 @@ def generate(root: Path, profile: str, per_op: int = GENERATED_PER_OP,
     return made.manifest
 
 
-def export(root: Path, profile: str, out: Path) -> Suite:
+def export(root: Path, profile: str, out: Path,
+           write: vector_store.Writer = Path.write_bytes) -> Suite:
     """Write `profile`'s complete suite, flat, under out/<profile> (as generation wrote every
-    profile before overlays); vector files there no op writes are removed."""
+    profile before overlays), each file by `write`; vector files there no op writes are
+    removed."""
     complete = vector_store.read(root, profile)
-    vector_store.write_flat(out, complete)
+    vector_store.write_flat(out, complete, write)
     for old in unlisted(out / profile, complete.files):
         old.unlink()
     return complete
