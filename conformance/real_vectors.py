@@ -1,6 +1,6 @@
 """Real-code vectors: `conformance/real-vectors/<profile>/<chapter>/<op>.jsonl`, answered by a
 seed's real code at the profile's commit, plus a manifest of their provenance. Each file is
-stored gzip-compressed (`<op>.jsonl.gz`); the manifest's digests, counts and case ids are those
+stored xz-compressed (`<op>.jsonl.xz`); the manifest's digests, counts and case ids are those
 of the uncompressed file, which every reader sees.
 
 A case line has the shape of the bundled vectors ({"args", "result"|"error", "source"}); its
@@ -40,7 +40,7 @@ from ..spec.registry import REGISTRY, Op
 from . import golden
 from .client import OK, Client
 from .diff import Difference, compare
-from .vector_store import GZ, MANIFEST, case_lines, compressed, read_bytes, source_family
+from .vector_store import MANIFEST, PACKED, case_lines, compressed, read_bytes, source_family
 from .vectors import INVALID_PER_CASE, Case, case_args, op_path, unique
 
 REAL_DIR = Path(__file__).parent / "real-vectors"
@@ -111,7 +111,7 @@ def write(root: Path, profile: str, filled: list[Filled], seed: dict, command: s
     for f in filled:
         text = "".join(c.to_line() + "\n" for c in f.cases).encode()
         path = base / op_path(f.op)
-        packed = path.with_name(path.name + GZ)
+        packed = path.with_name(path.name + PACKED)
         path.unlink(missing_ok=True)
         if f.cases:
             packed.parent.mkdir(parents=True, exist_ok=True)

@@ -8,7 +8,7 @@ other profile as an overlay on it.
   with the op, chapter, count and sha256 of the profile's complete file; files it does not list
   are the default's, line for line. It also holds the profile's manifest header (errata,
   generator, spec version) and the sha256 of the default's `manifest.json` it was made against.
-- `<root>/<profile>/overlay.jsonl.gz`: the replacing case lines, gzip-compressed, in the order
+- `<root>/<profile>/overlay.jsonl.xz`: the replacing case lines, xz-compressed, in the order
   of the files (sorted) and of their `replaces`.
 
 An overlay holds the cases whose line differs from the default's (a different answer, or the
@@ -19,9 +19,9 @@ byte those a flat generation writes (`export` writes them out).
 
 from __future__ import annotations
 
-import gzip
 import hashlib
 import json
+import lzma
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -30,8 +30,8 @@ from pathlib import Path
 BASE_PROFILE = "crucible"
 MANIFEST = "manifest.json"
 OVERLAY = "overlay.json"
-OVERLAY_CASES = "overlay.jsonl.gz"
-GZ = ".gz"
+OVERLAY_CASES = "overlay.jsonl.xz"
+PACKED = ".xz"
 Writer = Callable[[Path, bytes], object]
 
 
@@ -78,15 +78,16 @@ def file_entry(op: str, chapter: int, data: bytes) -> dict:
 
 
 def read_bytes(path: Path) -> bytes:
-    """A case file's bytes, read from `path` or, where only that exists, from `path`.gz."""
-    if not path.exists() and path.with_name(path.name + GZ).exists():
-        return gzip.decompress(path.with_name(path.name + GZ).read_bytes())
+    """A case file's bytes, read from `path` or, where only that exists, from `path`.xz."""
+    packed = path.with_name(path.name + PACKED)
+    if not path.exists() and packed.exists():
+        return lzma.decompress(packed.read_bytes())
     return path.read_bytes()
 
 
 def compressed(data: bytes) -> bytes:
-    """`data` gzip-compressed the same way on every run (no time stamp)."""
-    return gzip.compress(data, compresslevel=9, mtime=0)
+    """`data` xz-compressed, the same way on every run."""
+    return lzma.compress(data, preset=9 | lzma.PRESET_EXTREME)
 
 
 def is_overlay(root: Path, profile: str) -> bool:
@@ -139,7 +140,7 @@ def stale(base: Suite, overlay: dict) -> str | None:
 
 def overlay_lines(root: Path, profile: str) -> list[str]:
     path = root / profile / OVERLAY_CASES
-    return case_lines(gzip.decompress(path.read_bytes())) if path.exists() else []
+    return case_lines(lzma.decompress(path.read_bytes())) if path.exists() else []
 
 
 def apply(base: Suite, overlay: dict, lines: list[str]) -> Suite:

@@ -4,8 +4,8 @@ fill plumbing stores exactly what an adapter answers."""
 
 from __future__ import annotations
 
-import gzip
 import json
+import lzma
 import sys
 import textwrap
 
@@ -92,7 +92,7 @@ def test_fill_stores_what_the_adapter_answered(tmp_path, capsys):
     assert manifest["seed"] == {"impl": "fake", "build": "none"}
     assert "--impl ADAPTER" in info["command"] and info["generated_per_op"] == 5
     assert not (base / "8/hash.fmix64.jsonl").exists()
-    data = gzip.decompress((base / "8/hash.fmix64.jsonl.gz").read_bytes())
+    data = lzma.decompress((base / "8/hash.fmix64.jsonl.xz").read_bytes())
     lines = [json.loads(x) for x in data.decode().splitlines()]
     assert len(lines) == info["count"] > 0
     assert all(x["args"]["x"] not in ("0x0", "0xffffffffffffffff") for x in lines)

@@ -135,7 +135,7 @@ def test_generation_writes_overlays_and_rebases_them_on_a_new_default(tmp_path, 
     assert (tmp_path / "crucible" / "1" / "x.jsonl").read_bytes() == made["crucible"].files[
         "1/x.jsonl"]
     assert sorted(p.name for p in (tmp_path / "p").iterdir()) == ["overlay.json",
-                                                                  "overlay.jsonl.gz"]
+                                                                  "overlay.jsonl.xz"]
     assert vector_store.read(tmp_path, "p") == made["p"]
     made["crucible"] = _suite("crucible", {"1/x.jsonl": ["a", "B"], "2/y.jsonl": ["C"]})
     vectors.generate(tmp_path, "crucible")
@@ -200,7 +200,7 @@ def test_real_vectors_are_stored_compressed_with_their_counts():
     assert set(real_vectors.real_profiles()) == set(REAL_COUNTS)
     for profile, count in REAL_COUNTS.items():
         base = real_vectors.REAL_DIR / profile
-        assert not list(base.glob("*/*.jsonl")) and list(base.glob("*/*.jsonl.gz"))
+        assert not list(base.glob("*/*.jsonl")) and list(base.glob("*/*.jsonl.xz"))
         manifest = json.loads((base / vector_store.MANIFEST).read_text())
         found = 0
         for rel, info in manifest["files"].items():
