@@ -195,17 +195,20 @@ def write_flat(root: Path, suite: Suite, write: Writer = Path.write_bytes) -> No
 
 
 def write_overlay(root: Path, suite: Suite, base: Suite) -> dict:
-    """Write `suite` under root/<profile> as an overlay on `base` (which is stored at root);
-    remove the profile's flat files of an earlier layout. Returns the overlay manifest."""
+    """Write `suite` under root/<profile> as an overlay on `base` (which is stored at root).
+    A flat suite of the profile stored there before (a directory holding its manifest) is
+    removed; vector files in a directory that held none are kept. Returns the overlay
+    manifest."""
     digest = hashlib.sha256(manifest_text(base.manifest)).hexdigest()
     keep = frozenset(f"erratum {e}" for e in suite.manifest["errata"])
     overlay, lines = overlay_of(base, suite, digest, keep)
     target = root / suite.profile
+    if (target / MANIFEST).is_file():
+        for old in [target / MANIFEST, *target.glob("*/*.jsonl")]:
+            old.unlink()
+        for folder in sorted(p for p in target.iterdir() if p.is_dir() and not any(p.iterdir())):
+            folder.rmdir()
     target.mkdir(parents=True, exist_ok=True)
-    for old in [target / MANIFEST, *target.glob("*/*.jsonl")]:
-        old.unlink(missing_ok=True)
-    for folder in sorted(p for p in target.iterdir() if p.is_dir() and not any(p.iterdir())):
-        folder.rmdir()
     (target / OVERLAY_CASES).write_bytes(compressed(join_lines(lines)))
     (target / OVERLAY).write_bytes(manifest_text(overlay))
     return overlay

@@ -223,3 +223,21 @@ def test_the_pytest_plugin_runs_an_overlay_profile(tmp_path):
                           timeout=300)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "1 passed" in proc.stdout
+
+
+def test_an_overlay_replaces_a_flat_suite_of_ours_and_keeps_foreign_files(tmp_path):
+    base = _suite("crucible", {"1/x.jsonl": ["a"], "2/y.jsonl": ["b"]})
+    ours = _suite("p", {"1/x.jsonl": ["A"], "2/y.jsonl": ["b"]})
+    vector_store.write_flat(tmp_path, base)
+    vector_store.write_flat(tmp_path, ours)
+    vector_store.write_overlay(tmp_path, ours, base)
+    assert sorted(p.name for p in (tmp_path / "p").iterdir()) == ["overlay.json",
+                                                                  "overlay.jsonl.xz"]
+    assert vector_store.read(tmp_path, "p") == ours
+    foreign = tmp_path / "q" / "1" / "notes.jsonl"
+    foreign.parent.mkdir(parents=True)
+    foreign.write_text("mine\n")
+    vector_store.write_overlay(tmp_path, _suite("q", {"1/x.jsonl": ["a"], "2/y.jsonl": ["b"]}),
+                               base)
+    assert foreign.read_text() == "mine\n"
+    assert any("not part of the overlay" in p for p in vectors.verify(tmp_path, "q"))
