@@ -139,14 +139,20 @@ def stale(base: Suite, overlay: dict) -> str | None:
 
 
 def overlay_lines(root: Path, profile: str) -> list[str]:
-    path = root / profile / OVERLAY_CASES
-    return case_lines(lzma.decompress(path.read_bytes())) if path.exists() else []
+    """The replacing lines of `profile`'s overlay, in order."""
+    try:
+        return case_lines(lzma.decompress((root / profile / OVERLAY_CASES).read_bytes()))
+    except lzma.LZMAError as e:
+        raise ValueError(f"{root / profile / OVERLAY_CASES}: not xz data: {e}") from None
 
 
 def apply(base: Suite, overlay: dict, lines: list[str]) -> Suite:
     """The complete suite of the overlay's profile: `base` with the overlay's lines put in."""
     files = dict(base.files)
     entries = dict(base.manifest["files"])
+    if len(lines) != sum(len(info["replaces"]) for info in overlay["files"].values()):
+        raise ValueError(f"{overlay['profile']}: the overlay holds {len(lines)} cases, its "
+                         f"manifest replaces another number")
     todo = iter(lines)
     for rel, info in sorted(overlay["files"].items()):
         merged = case_lines(files.get(rel, b""))[:info["count"]]

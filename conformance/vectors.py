@@ -292,13 +292,6 @@ def _stored_problems(root: Path, profile: str) -> list[str]:
         return problems
     problems = [f"{p}: not part of the overlay" for p in sorted(base.rglob("*"))
                 if p.is_file() and p.name not in (vector_store.OVERLAY, vector_store.OVERLAY_CASES)]
-    overlay = vector_store.read_manifest(root, profile)
-    replaced = sum(len(f["replaces"]) for f in overlay["files"].values())
-    found = len(vector_store.overlay_lines(root, profile))
-    if found != replaced:
-        problems.append(f"{base / vector_store.OVERLAY_CASES}: {found} cases, the overlay "
-                        f"replaces {replaced}")
-        return problems
     try:
         vector_store.read(root, profile)
     except (OSError, ValueError) as e:

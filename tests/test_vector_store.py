@@ -241,3 +241,18 @@ def test_an_overlay_replaces_a_flat_suite_of_ours_and_keeps_foreign_files(tmp_pa
                                base)
     assert foreign.read_text() == "mine\n"
     assert any("not part of the overlay" in p for p in vectors.verify(tmp_path, "q"))
+
+
+def test_an_overlay_without_its_cases_is_a_clear_problem(tmp_path):
+    base = _suite("crucible", {"1/x.jsonl": ["a"]})
+    vector_store.write_flat(tmp_path, base)
+    vector_store.write_overlay(tmp_path, _suite("p", {"1/x.jsonl": ["b"]}), base)
+    cases = tmp_path / "p" / vector_store.OVERLAY_CASES
+    cases.write_bytes(vector_store.compressed(b""))
+    assert any("holds 0 cases" in p for p in vectors.verify(tmp_path, "p"))
+    cases.write_bytes(b"not xz")
+    assert any("not xz data" in p for p in vectors.verify(tmp_path, "p"))
+    cases.unlink()
+    with pytest.raises(FileNotFoundError):
+        vector_store.read(tmp_path, "p")
+    assert vectors.verify(tmp_path, "p")
