@@ -119,6 +119,9 @@ def read(root: Path, profile: str) -> Suite:
         return Suite(stored, {rel: (root / profile / rel).read_bytes()
                               for rel in sorted(stored["files"])})
     stored = json.loads((root / profile / OVERLAY).read_text())
+    if is_overlay(root, stored["base"]):
+        raise ValueError(f"{root / profile / OVERLAY}: its base {stored['base']} is not a "
+                         f"whole suite")
     base = read(root, stored["base"])
     problem = stale(base, stored)
     if problem:
@@ -150,9 +153,10 @@ def apply(base: Suite, overlay: dict, lines: list[str]) -> Suite:
     """The complete suite of the overlay's profile: `base` with the overlay's lines put in."""
     files = dict(base.files)
     entries = dict(base.manifest["files"])
-    if len(lines) != sum(len(info["replaces"]) for info in overlay["files"].values()):
+    replaced = sum(len(info["replaces"]) for info in overlay["files"].values())
+    if len(lines) != replaced:
         raise ValueError(f"{overlay['profile']}: the overlay holds {len(lines)} cases, its "
-                         f"manifest replaces another number")
+                         f"manifest replaces {replaced}")
     todo = iter(lines)
     for rel, info in sorted(overlay["files"].items()):
         merged = case_lines(files.get(rel, b""))[:info["count"]]
