@@ -1,5 +1,7 @@
 """Real-code vectors: `conformance/real-vectors/<profile>/<chapter>/<op>.jsonl`, answered by a
-seed's real code at the profile's commit, plus a manifest of their provenance.
+seed's real code at the profile's commit, plus a manifest of their provenance. Each file is
+stored xz-compressed (`<op>.jsonl.xz`); the manifest's digests, counts and case ids are those
+of the uncompressed file, which every reader sees.
 
 A case line has the shape of the bundled vectors ({"args", "result"|"error", "source"}); its
 answer came from the real code through a wire adapter, never from the spec. Filling:
@@ -38,16 +40,8 @@ from ..spec.core.registry import REGISTRY, Op
 from . import golden
 from .client import OK, Client
 from .diff import Difference, compare
-from .vectors import (
-    INVALID_PER_CASE,
-    MANIFEST,
-    Case,
-    case_args,
-    case_lines,
-    op_path,
-    source_family,
-    unique,
-)
+from .vector_store import MANIFEST, PACKED, case_lines, compressed, read_bytes, source_family
+from .vectors import INVALID_PER_CASE, Case, case_args, op_path, unique
 
 REAL_DIR = Path(__file__).parent / "real-vectors"
 REAL_PER_OP = 300
@@ -117,11 +111,13 @@ def write(root: Path, profile: str, filled: list[Filled], seed: dict, command: s
     for f in filled:
         text = "".join(c.to_line() + "\n" for c in f.cases).encode()
         path = base / op_path(f.op)
+        packed = path.with_name(path.name + PACKED)
+        path.unlink(missing_ok=True)
         if f.cases:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_bytes(text)
-        elif path.exists():
-            path.unlink()
+            packed.parent.mkdir(parents=True, exist_ok=True)
+            packed.write_bytes(compressed(text))
+        else:
+            packed.unlink(missing_ok=True)
         files[op_path(f.op)] = {
             "op": f.op.name, "chapter": f.op.chapter, "count": len(f.cases),
             "sha256": hashlib.sha256(text).hexdigest(),
@@ -163,7 +159,7 @@ def load(profile: str, root: Path = REAL_DIR) -> list[RealCase]:
     for rel, info in sorted(manifest["files"].items()):
         if not info["count"]:
             continue
-        data = (base / rel).read_bytes()
+        data = read_bytes(base / rel)
         if hashlib.sha256(data).hexdigest() != info["sha256"]:
             raise ValueError(f"{base / rel}: sha256 differs from the manifest")
         op = REGISTRY.ops[info["op"]]

@@ -1,4 +1,6 @@
-"""Conformance vectors: `conformance/vectors/<profile>/<chapter>/<op>.jsonl` plus a manifest.
+"""Conformance vectors: a suite per profile, `<profile>/<chapter>/<op>.jsonl` plus a manifest,
+stored under `conformance/vectors/` as the default profile's suite and an overlay per other
+profile (`vector_store`); `load` and `export` give a profile's complete suite.
 
 One case per line, keys sorted: {"args", "result", "source"} or {"args", "error", "source"}.
 Sources, in this order in each file: the real Crucible's golden values, the witnesses of the
@@ -13,7 +15,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections import Counter
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -29,12 +30,20 @@ from ..engine import Implementation
 from ..spec.core.errata import profile_errata, profiles, result_witnesses
 from ..spec.core.errors import SpecError
 from ..spec.core.registry import REGISTRY, InvalidCase, Op, po_sort_key
-from . import golden
+from . import golden, vector_store
+from .vector_store import (
+    BASE_PROFILE,
+    MANIFEST,
+    Suite,
+    case_lines,
+    file_entry,
+    manifest_text,
+    unlisted,
+)
 
 VECTORS_DIR = Path(__file__).parent / "vectors"
 GENERATED_PER_OP = 32
 INVALID_PER_CASE = 3
-MANIFEST = "manifest.json"
 
 
 _LINE_BREAKS = {c: f"\\u{c:04x}" for c in (0x85, 0x2028, 0x2029)}
@@ -65,7 +74,7 @@ class Case:
 
 def vector_profiles() -> list[str]:
     """The default profile, and every profile that turns on at least one erratum."""
-    return [name for name, errata in profiles().items() if name == "crucible" or errata]
+    return [name for name, errata in profiles().items() if name == BASE_PROFILE or errata]
 
 
 @contextmanager
@@ -183,108 +192,137 @@ def op_path(op: Op) -> str:
     return f"{op.chapter}/{op.name}.jsonl"
 
 
-def generate(root: Path, profile: str, per_op: int = GENERATED_PER_OP,
-             progress: Callable[[str], None] | None = None) -> dict:
-    """Write every op's vectors for `profile` under root/profile, and its manifest. Vector
-    files no op writes are deleted only from a directory this run creates or one holding a
-    manifest (a suite of ours); elsewhere they are kept (see `unlisted`)."""
-    base = root / profile
-    owned = not base.exists() or (base / MANIFEST).is_file()
-    files = {}
+def suite(profile: str, per_op: int = GENERATED_PER_OP,
+          progress: Callable[[str], None] | None = None) -> Suite:
+    """Every op's vectors for `profile`, complete, with its manifest (nothing written)."""
+    files, entries = {}, {}
     for name in sorted(REGISTRY.ops):
         op = REGISTRY.ops[name]
         if progress:
             progress(f"{profile} {name}")
-        cases = op_cases(op, profile, per_op)
-        text = "".join(c.to_line() + "\n" for c in cases).encode()
-        path = base / op_path(op)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_bytes(text)
-        files[op_path(op)] = {
-            "op": name, "chapter": op.chapter, "count": len(cases),
-            "sha256": hashlib.sha256(text).hexdigest(),
-            "provenance": dict(sorted(Counter(source_family(c.source) for c in cases).items())),
-        }
-    if owned:
-        for stale in unlisted(base, files):
-            stale.unlink()
+        text = "".join(c.to_line() + "\n" for c in op_cases(op, profile, per_op)).encode()
+        files[op_path(op)] = text
+        entries[op_path(op)] = file_entry(name, op.chapter, text)
     manifest = {
         "spec_version": SPEC_VERSION, "profile": profile,
         "errata": sorted(profile_errata(profile)),
         "generator": {"hypothesis": hypothesis.__version__, "generated_per_op": per_op,
                       "invalid_per_case": INVALID_PER_CASE,
                       "seed": "sha256 of '<op>/domain' or '<op>/invalid/<case>'"},
-        "files": files,
+        "files": entries,
     }
-    (base / MANIFEST).write_text(json.dumps(manifest, indent=2, sort_keys=True) + "\n")
-    return manifest
+    return Suite(manifest, files)
 
 
-def unlisted(base: Path, files: dict) -> list[Path]:
-    """Vector-like files (<chapter>/<op>.jsonl) under base that `files` does not list."""
-    return [p for p in sorted(base.glob("*/*.jsonl")) if str(p.relative_to(base)) not in files]
+def generate(root: Path, profile: str, per_op: int = GENERATED_PER_OP,
+             progress: Callable[[str], None] | None = None) -> dict:
+    """Write `profile`'s vectors under root/profile and return its complete manifest: the
+    default profile whole (`vector_store.write_flat`), any other as an overlay on the default
+    suite stored at root, generated first where there is none. Other overlays stored at root
+    are rewritten against a new default suite, their complete suites unchanged. Vector files
+    no op writes are deleted only from a directory this run creates or one holding a manifest
+    (a suite of ours); elsewhere they are kept (see `unlisted`)."""
+    if profile != BASE_PROFILE and not (root / BASE_PROFILE / MANIFEST).is_file():
+        generate(root, BASE_PROFILE, per_op, progress)
+    made = suite(profile, per_op, progress)
+    if profile != BASE_PROFILE:
+        vector_store.write_overlay(root, made, vector_store.read(root, BASE_PROFILE))
+        return made.manifest
+    others = [vector_store.read(root, p) for p in vector_store.stored_profiles(root)
+              if vector_store.is_overlay(root, p)]
+    base = root / profile
+    owned = not base.exists() or (base / MANIFEST).is_file()
+    vector_store.write_flat(root, made)
+    if owned:
+        for old in unlisted(base, made.files):
+            old.unlink()
+    for other in others:
+        vector_store.write_overlay(root, other, made)
+    return made.manifest
 
 
-def source_family(source: str) -> str:
-    if source.startswith(("invalid:", "erratum ")):
-        return source.split(":")[0].split(" ")[0]
-    return source
+def export(root: Path, profile: str, out: Path,
+           write: vector_store.Writer = Path.write_bytes) -> Suite:
+    """Write `profile`'s complete suite, flat, under out/<profile> (as generation wrote every
+    profile before overlays), each file by `write`; vector files there no op writes are
+    removed."""
+    complete = vector_store.read(root, profile)
+    vector_store.write_flat(out, complete, write)
+    for old in unlisted(out / profile, complete.files):
+        old.unlink()
+    return complete
 
 
 def manifest_sha256(root: Path, profile: str) -> str:
-    return hashlib.sha256((root / profile / MANIFEST).read_bytes()).hexdigest()
+    """The sha256 of `profile`'s complete manifest (its exported manifest.json)."""
+    return hashlib.sha256(manifest_text(load_manifest(root, profile))).hexdigest()
 
 
 def load_manifest(root: Path, profile: str) -> dict:
-    path = root / profile / MANIFEST
-    if not path.exists():
-        raise FileNotFoundError(f"no vectors for profile {profile!r} at {path} (run "
-                                f"'crucible-spec vectors generate')")
-    return json.loads(path.read_text())
+    """`profile`'s complete manifest (rebuilt from the overlay where it has one)."""
+    if vector_store.is_overlay(root, profile):
+        return vector_store.read(root, profile).manifest
+    return vector_store.read_manifest(root, profile)
 
 
 def load(root: Path, profile: str) -> dict[str, list[Case]]:
-    """op -> cases, for every file the manifest of `profile` lists."""
-    manifest = load_manifest(root, profile)
-    return {info["op"]: [Case.from_line(x) for x in case_lines((root / profile / rel).read_bytes())]
-            for rel, info in sorted(manifest["files"].items())}
+    """op -> cases, for every file of the complete suite of `profile`."""
+    complete = vector_store.read(root, profile)
+    return {complete.manifest["files"][rel]["op"]: [Case.from_line(x) for x in case_lines(data)]
+            for rel, data in sorted(complete.files.items())}
 
 
-def case_lines(data: bytes) -> list[str]:
-    """The case lines of a file: split at newlines only (a name may hold U+2028)."""
-    return [x for x in data.decode("utf-8").split("\n") if x]
+def _stored_problems(root: Path, profile: str) -> list[str]:
+    """What is wrong with how `profile` is stored: files against the manifest (or the overlay
+    against the default suite), files nobody lists. Empty when all is well."""
+    base = root / profile
+    if not vector_store.is_overlay(root, profile):
+        manifest = vector_store.read_manifest(root, profile)
+        problems = [f"{p}: not in the manifest" for p in unlisted(base, manifest["files"])]
+        for rel, info in sorted(manifest["files"].items()):
+            if not (base / rel).exists():
+                problems.append(f"{base / rel}: listed in the manifest but missing")
+                continue
+            data = (base / rel).read_bytes()
+            if hashlib.sha256(data).hexdigest() != info["sha256"]:
+                problems.append(f"{base / rel}: sha256 differs from the manifest")
+            if len(case_lines(data)) != info["count"]:
+                problems.append(f"{base / rel}: {len(case_lines(data))} cases, the manifest "
+                                f"says {info['count']}")
+        return problems
+    problems = [f"{p}: not part of the overlay" for p in sorted(base.rglob("*"))
+                if p.is_file() and p.name not in (vector_store.OVERLAY, vector_store.OVERLAY_CASES)]
+    try:
+        vector_store.read(root, profile)
+    except (OSError, ValueError) as e:
+        problems.append(str(e))
+    return problems
 
 
 def verify(root: Path, profile: str) -> list[str]:
-    """Problems with the suite of `profile`: files against the manifest, every case against the
-    reference, and every registered op present. Empty when all is well."""
+    """Problems with the suite of `profile`: files against the manifest (an overlay against the
+    default suite), every case against the reference, and every registered op present. Empty
+    when all is well."""
     try:
-        manifest = load_manifest(root, profile)
+        stored = vector_store.read_manifest(root, profile)
     except FileNotFoundError as e:
         return [str(e)]
-    problems = []
+    problems = _stored_problems(root, profile)
+    if vector_store.is_overlay(root, profile) and problems:
+        return problems
     base = root / profile
-    listed = set(manifest["files"])
-    for path in sorted(base.glob("*/*.jsonl")):
-        if str(path.relative_to(base)) not in listed:
-            problems.append(f"{path}: not in the manifest")
     impl = Implementation("reference", profile_errata(profile))
-    for rel, info in sorted(manifest["files"].items()):
-        path = base / rel
-        if not path.exists():
-            problems.append(f"{path}: listed in the manifest but missing")
-            continue
-        data = path.read_bytes()
-        if hashlib.sha256(data).hexdigest() != info["sha256"]:
-            problems.append(f"{path}: sha256 differs from the manifest")
-        lines = case_lines(data)
-        if len(lines) != info["count"]:
-            problems.append(f"{path}: {len(lines)} cases, the manifest says {info['count']}")
-        op = REGISTRY.ops.get(info["op"])
+    files = (vector_store.read(root, profile).files if vector_store.is_overlay(root, profile)
+             else {rel: (base / rel).read_bytes() for rel in stored["files"]
+                   if (base / rel).exists()})
+    entries = load_manifest(root, profile)["files"]
+    for rel, data in sorted(files.items()):
+        path, name = base / rel, entries[rel]["op"]
+        op = REGISTRY.ops.get(name)
         if op is None:
-            problems.append(f"{path}: op {info['op']!r} is not registered")
+            problems.append(f"{path}: op {name!r} is not registered")
             continue
-        for i, line in enumerate(lines):
+        for i, line in enumerate(case_lines(data)):
             try:
                 case = Case.from_line(line)
             except (ValueError, KeyError) as e:
@@ -295,6 +333,6 @@ def verify(root: Path, profile: str) -> list[str]:
                 problems.append(f"{path}:{i + 1}: the reference now answers "
                                 f"{again.error or again.result}")
     for name, op in sorted(REGISTRY.ops.items()):
-        if op_path(op) not in listed:
+        if op_path(op) not in entries:
             problems.append(f"{profile}: op {name} has no vectors (regenerate)")
     return problems

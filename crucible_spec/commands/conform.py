@@ -144,7 +144,7 @@ def run(args: argparse.Namespace) -> int:
     root = Path(args.vectors) if args.vectors else vectors.VECTORS_DIR
     try:
         suite = vectors.load(root, args.profile)
-    except FileNotFoundError as e:
+    except (OSError, ValueError) as e:
         raise UsageError(str(e)) from None
     chosen = {op.name for op in select_ops(args.ops)}
     suite = _in_chapter_order({n: cases for n, cases in suite.items() if n in chosen})

@@ -4,6 +4,8 @@ that differ, widths hold on every erratum path, and a terminal ends the DAG walk
 
 from __future__ import annotations
 
+from functools import cache
+
 import pytest
 from hypothesis import HealthCheck, given, settings
 
@@ -39,6 +41,11 @@ REAL_META = {"data_ptr": "0x0", "device_idx": -24, "device_type": -9, "dtype": 5
 """A tensor whose real content hash (schema 0x138) is 0x936f864631821f42."""
 
 
+@cache
+def _suite(profile: str) -> dict[str, list[vectors.Case]]:
+    return vectors.load(vectors.VECTORS_DIR, profile)
+
+
 def _impl(profile: str, name: str = "reference") -> Implementation:
     return Implementation(name, profile_errata(profile))
 
@@ -55,8 +62,7 @@ def test_each_op_answers_its_witness_as_the_seed_under_the_faithful_profile(eid,
 def test_each_witness_is_in_both_profiles_vectors_with_answers_that_differ(eid, op, k, w):
     found = {}
     for profile in (DEFAULT_PROFILE, REGISTRY.errata[eid].seed):
-        path = vectors.VECTORS_DIR / profile / vectors.op_path(REGISTRY.ops[op])
-        cases = [vectors.Case.from_line(x) for x in path.read_text().splitlines()]
+        cases = _suite(profile)[op]
         hits = [c for c in cases if c.args == w["args"]]
         assert hits, f"{eid}: no {op} vector of {profile} holds its witness"
         found[profile] = hits[0].result or {"error": hits[0].error}
