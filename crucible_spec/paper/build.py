@@ -17,7 +17,8 @@ from ..spec.core.registry import REGISTRY
 from .appendix import render_appendix, render_index, render_part_index
 from .chapter import has_witness_page, render_chapter, witness_text
 from .chapters import CHAPTERS, part_index
-from .figures import Figure, chapter_figures, figure_digest
+from .figure import Figure, figure_digest
+from .figures import chapter_figures
 from .links import INDEX, witness_page
 from .listing import render_source_pages
 from .status import STATUS_FILE, read_status

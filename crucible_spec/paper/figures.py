@@ -4,67 +4,17 @@ memory plan in `plots`, the state machines and the DAG with Graphviz in `graphs`
 
 from __future__ import annotations
 
-import hashlib
-import io
 import json
-import re
-from collections.abc import Callable
-from dataclasses import dataclass
 
 from ..spec.core.registry import REGISTRY
 from .chapter import layout_figure
+from .figure import Figure, pyplot, svg_of
+from .graphs import dag_figure, machine_figures
 from .layouts import ByteRow, byte_rows
+from .plots import memory_plan_figure
 
-_DIGEST = re.compile(r"<!-- crucible-spec figure source sha256:([0-9a-f]{64}) -->")
 GRID_MAX_BYTES = 256
 """Structs up to this size are drawn as a grid of bytes; larger ones as one bar per member."""
-
-
-@dataclass(frozen=True)
-class Figure:
-    """A figure: file name, caption, chapter, the text of what it shows, and its renderer."""
-
-    name: str
-    title: str
-    chapter: int
-    source: str
-    render: Callable[[], str]
-
-    @property
-    def digest(self) -> str:
-        return hashlib.sha256(self.source.encode()).hexdigest()
-
-    def draw(self) -> str:
-        """The SVG, with the digest of its source as a comment after the prologue."""
-        svg = self.render()
-        mark = f"<!-- crucible-spec figure source sha256:{self.digest} -->\n"
-        start = svg.find("<svg")
-        return svg[:start] + mark + svg[start:]
-
-
-def figure_digest(svg: str) -> str | None:
-    found = _DIGEST.search(svg)
-    return found.group(1) if found else None
-
-
-def pyplot():
-    """matplotlib's pyplot, set to write the same SVG bytes on every run."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    plt.rcParams.update({"svg.hashsalt": "crucible-spec", "svg.fonttype": "none",
-                         "font.family": "DejaVu Sans", "font.size": 8})
-    return plt
-
-
-def svg_of(fig) -> str:
-    out = io.StringIO()
-    fig.savefig(out, format="svg", bbox_inches="tight",
-                metadata={"Date": None, "Creator": "crucible-spec"})
-    pyplot().close(fig)
-    return out.getvalue()
 
 
 def _colour(k: int) -> tuple:
@@ -129,9 +79,6 @@ def byte_map(struct) -> Figure:
 
 def chapter_figures() -> dict[str, Figure]:
     """Every figure of the paper by file name."""
-    from .graphs import dag_figure, machine_figures
-    from .plots import memory_plan_figure
-
     structs = {id(s): s for s in REGISTRY.layouts.values()}.values()
     figs = [byte_map(s) for s in sorted(structs, key=lambda s: s.name)]
     figs += [memory_plan_figure(), dag_figure(), *machine_figures()]

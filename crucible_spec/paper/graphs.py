@@ -15,7 +15,7 @@ from ..spec.crucible import replay_machines as rm
 from ..spec.crucible.pipeline import PipelineRun
 from ..spec.crucible.replay_region import Guard
 from ..spec.crucible.ring_protocol import meta_log_model, trace_ring_model
-from .figures import Figure
+from .figure import Figure
 from .plots import bundled_run
 
 MAX_STATES = 20_000

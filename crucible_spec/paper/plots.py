@@ -11,7 +11,7 @@ from pathlib import Path
 from ..spec.core.errata import NO_ERRATA
 from ..spec.crucible.memory_plan import align256, live_lower_bound
 from ..spec.crucible.pipeline import PipelineRun, Region, plan_slots_of, recorded_of, run_pipeline
-from .figures import Figure, pyplot, svg_of
+from .figure import Figure, pyplot, svg_of
 
 BUNDLED = Path(__file__).resolve().parents[2] / "examples" / "traces"
 """Traces recorded once from the bundled examples and committed, so figures are stable."""

@@ -18,7 +18,7 @@ import pytest
 from crucible_spec import load_all
 from crucible_spec.paper import build
 from crucible_spec.paper.chapters import CHAPTERS, PARTS, misplaced_modules
-from crucible_spec.paper.figures import figure_digest
+from crucible_spec.paper.figure import figure_digest
 from crucible_spec.paper.links import layout_id, op_id, po_id
 from crucible_spec.paper.markdown import typeset
 from crucible_spec.paper.systems import SYSTEMS, system_of
