@@ -20,7 +20,10 @@ settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "dev"))
 
 
 def pytest_collection_modifyitems(config, items) -> None:
-    """Tests marked `dot` are skipped, saying why, where Graphviz's dot is not on PATH."""
+    """Tests marked `slow` run first, so that the longest start at once on every worker and
+    the quick ones fill the gaps; tests marked `dot` are skipped, saying why, where Graphviz's
+    dot is not on PATH."""
+    items.sort(key=lambda item: item.get_closest_marker("slow") is None)
     if shutil.which("dot") is not None:
         return
     skip = pytest.mark.skip(reason="needs Graphviz's dot program (Debian package graphviz), "
