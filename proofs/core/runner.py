@@ -149,7 +149,7 @@ def check_query(q: Query, timeout_s: float, settings: Settings) -> QueryOutcome:
     return QueryOutcome(q.label, status, seconds, False, model, rlimit=used)
 
 
-SOURCE_ROOTS = (Path(spec_package.__file__).parent, Path(__file__).parent)
+SOURCE_ROOTS = (Path(spec_package.__file__).parent, Path(__file__).parents[1])
 
 
 @functools.cache

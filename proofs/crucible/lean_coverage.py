@@ -24,7 +24,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-TSV = Path(__file__).with_name("lean_theorems.tsv")
+TSV = Path(__file__).parents[1] / "lean_theorems.tsv"
+"""The inventory lies at the root of the proofs package, as its package data."""
 EXCLUDED = ("trivial", "hard")
 METHODS = ("z3", "hypothesis", "bfs", "unit", *EXCLUDED)
 SPEC_CHAPTERS = (1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 17, 18)

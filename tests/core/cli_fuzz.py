@@ -75,6 +75,8 @@ RULES: dict[str, Rule] = {
     "vectors generate": Rule(("--profile", "no-such-profile", "--out", "gen"), fixed=("--out",),
                              why="the default --out is the bundled suite in the source tree"),
     "vectors verify": Rule(("--dir", "{directory}"), why="the bundled suite takes long"),
+    "vectors export": Rule(("--profile", "vyre@0.6.5", "--out", "exported"), fixed=("--profile",),
+                           why="every profile's suite is thousands of files to write"),
     "real fill": Rule(("--profile", "pyc@fdf1563", "--impl", "true", "--ops", "hash.fmix64",
                        "--out", "real"), fixed=("--ops", "--out"),
                       why="the default --out is the bundled set in the source tree"),

@@ -141,4 +141,4 @@ def test_the_rules_name_real_commands_and_options():
 def test_every_subcommand_is_explored():
     """The harness walks the parser: a new subcommand is fuzzed without being listed."""
     assert {"synth", "oracle diff", "vectors verify", "real check", "serve"} <= set(COMMANDS)
-    assert len(COMMANDS) == 28
+    assert len(COMMANDS) == 29
