@@ -119,7 +119,7 @@ def test_no_page_is_over_150_kb_and_chapters_leave_source_to_their_source_pages(
     for ch in CHAPTERS:
         assert "```python" not in paper.texts[ch.filename], ch.filename
     hashing = paper.texts["crucible/08-hashing-source.md"]
-    assert '<a id="def-hashing-fnv1a"></a>' in hashing and "def fnv1a(" in hashing
+    assert '<a id="def-crucible-hashing-fnv1a"></a>' in hashing and "def fnv1a(" in hashing
 
 
 def test_an_op_is_written_in_its_systems_part_with_its_registry_ids(paper):

@@ -101,7 +101,8 @@ def test_each_kernel_entry_has_one_signature_after_every_path():
     script = (
         "from crucible_spec import load_all; load_all()\n"
         "from crucible_spec.commands import warm\n"
-        "from crucible_spec.fast.numba import build_trace, content_hash, layout\n"
+        "from crucible_spec.fast.numba.core import layout\n"
+        "from crucible_spec.fast.numba.crucible import build_trace, content_hash\n"
         f"for name in {[*TOUCHED, 'pipeline.run', 'cdag.encode', 'crtrace.encode']!r}:\n"
         "    assert warm.warm_op(name)[2] == '', name\n"
         "for fn in (build_trace.build_into, content_hash.content_into, layout.gather_into):\n"
