@@ -72,7 +72,7 @@ def test_prove_cli_exit_codes_and_report(tmp_path, capsys):
     assert main(args) == 0
     data = json.loads(report.read_text())
     assert data["ok"] and {r["id"] for r in data["results"]} >= {"PO8.1", "PO8.2", "PO8.3"}
-    assert main([*args, "--mutants"]) == 0
+    assert main([*args, "--mutants", "--force"]) == 0
     assert "killed" in capsys.readouterr().out
     assert main(["prove", "PO404.*"]) == 2
 
