@@ -314,7 +314,7 @@ def repo_copy(tmp_path_factory) -> tuple[Path, Path]:
 def test_check_fails_after_a_planted_change_until_regenerated(repo_copy):
     copy, tree = repo_copy
     assert _run(["paper", "--check"], copy, tree).returncode == 0
-    meta = copy / "spec" / "tensor_meta.py"
+    meta = copy / "spec" / "crucible" / "tensor_meta.py"
     source = meta.read_text()
     planted = source.replace('doc="dimensions used, 0..8"', 'doc="how many dimensions"', 1)
     assert planted != source
@@ -323,13 +323,13 @@ def test_check_fails_after_a_planted_change_until_regenerated(repo_copy):
     assert done.returncode == 1
     assert "05-tensormeta-and-slots.md:" in done.stdout and "how many dimensions" in done.stdout
     meta.write_text(source)
-    dag = copy / "spec" / "dag.py"
+    dag = copy / "spec" / "crucible" / "dag.py"
     source = dag.read_text()
     dag.write_text(source.replace("MERGE_SCAN = 1024", "MERGE_SCAN = 2048", 1))
     done = _run(["paper", "--check"], copy, tree)
     assert done.returncode == 1 and "09-merkle-dag.md:" in done.stdout and "2048" in done.stdout
     dag.write_text(source)
-    hashing = copy / "spec" / "hashing.py"
+    hashing = copy / "spec" / "crucible" / "hashing.py"
     source = hashing.read_text()
     fn = source.index("def fnv1a(")
     doc = source.index('"""', fn) + 3
