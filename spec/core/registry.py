@@ -219,16 +219,21 @@ def po_sort_key(ident: str) -> tuple:
 REGISTRY = Registry()
 
 
+def _caller_module() -> str:
+    """The dotted name of the module that called the registering function."""
+    return sys._getframe(2).f_globals["__name__"]
+
+
 def declare(name: str, chapter: int, summary: str, args: Record, result: Record, **kw) -> Op:
     """Declare an op in the global registry, recording the spec module that declares it."""
-    module = sys._getframe(1).f_globals["__name__"]
+    module = _caller_module()
     return REGISTRY.declare(Op(name, chapter, summary, args, result, module=module, **kw))
 
 
 def reference(name: str) -> Callable[[Callable], Callable]:
     """Register the reference (oracle) implementation of op `name`."""
 
-    module = sys._getframe(1).f_globals["__name__"]
+    module = _caller_module()
 
     def deco(fn: Callable) -> Callable:
         REGISTRY.add_reference(name, fn)
@@ -243,7 +248,7 @@ def kernel(name: str, backend: str, models: tuple[str, ...] = ()
     """Register a batch kernel of op `name` for `backend`: columns in, columns out. A kernel
     that `models` errata also receives `errata=` (the active ones) and serves those profiles."""
 
-    module = sys._getframe(1).f_globals["__name__"]
+    module = _caller_module()
 
     def deco(fn: Callable) -> Callable:
         REGISTRY.add_kernel(name, backend, fn, models)
