@@ -47,6 +47,9 @@ def run(args: argparse.Namespace) -> int:
     wall = time.perf_counter() - start
     print(report.table(outcomes, args.mutants))
     print(report.summary(outcomes, args.mutants, wall))
+    if len(outcomes) > 1:
+        print(f"most expensive ({min(len(outcomes), report.MOST_EXPENSIVE)}):")
+        print(report.expensive_table(outcomes))
     default = STATE_DIR / "reports" / ("prove-mutants.json" if args.mutants else "prove.json")
     path = Path(args.report) if args.report else default
     if not args.report:

@@ -61,6 +61,23 @@ def summary(outcomes: list[Outcome], mutants: bool, wall: float) -> str:
     return f"{', '.join(parts)} ({cached} cached) in {wall:.1f} s"
 
 
+MOST_EXPENSIVE = 20
+
+
+def most_expensive(outcomes: list[Outcome], count: int = MOST_EXPENSIVE) -> list[Outcome]:
+    """The `count` outcomes that took longest (ties in id order): where a run's time went."""
+    return sorted(outcomes, key=lambda o: (-o.seconds, o.id, o.mutant or ""))[:count]
+
+
+def expensive_table(outcomes: list[Outcome], count: int = MOST_EXPENSIVE) -> str:
+    """The most expensive outcomes, with their kind and share of the summed seconds."""
+    total = sum(o.seconds for o in outcomes) or 1.0
+    body = [[o.id, o.mutant or "", o.kind, f"{o.seconds:.2f}", f"{100 * o.seconds / total:.1f}%"]
+            for o in most_expensive(outcomes, count)]
+    header = ["id", "mutant", "kind", "seconds", "share"]
+    return render(console_table(header, body, right=("seconds", "share")))
+
+
 def ok(outcomes: list[Outcome], mutants: bool) -> bool:
     good = KILLED if mutants else PROVED
     return all(o.verdict == good for o in outcomes)
@@ -77,5 +94,7 @@ def report_json(outcomes: list[Outcome], mutants: bool, wall: float, jobs: int) 
         "summary": dict(Counter(o.verdict for o in outcomes)),
         "ok": ok(outcomes, mutants),
         "results": [o.to_json() for o in outcomes],
+        "most_expensive": [{"id": o.id, "mutant": o.mutant, "kind": o.kind,
+                            "seconds": o.seconds} for o in most_expensive(outcomes)],
     }
     return json.dumps(report, indent=2, sort_keys=True) + "\n"

@@ -81,9 +81,24 @@ def width_problems(op_name: str, profile: str, value: dict) -> list[str]:
     return bad + out_of_range(op.result, result, "result")
 
 
-def check_widths(op_name: str, value: dict) -> None:
-    """The widths hold for op `op_name` on `value` under every profile."""
+def distinct_profiles(op_name: str) -> list[str]:
+    """Every profile, less those the reference cannot tell from an earlier one for this op
+    (it hands the op the same errata, so it gives the same answer: `errata_seen`)."""
+    from ...engine import errata_seen
+
+    op, seen, chosen = REGISTRY.ops[op_name], set(), []
     for profile in sorted(profiles()):
+        key = errata_seen(op, profile_errata(profile))
+        if key not in seen:
+            seen.add(key)
+            chosen.append(profile)
+    return chosen
+
+
+def check_widths(op_name: str, value: dict) -> None:
+    """The widths hold for op `op_name` on `value` under every profile (one of each set of
+    profiles the op cannot tell apart)."""
+    for profile in distinct_profiles(op_name):
         problems = width_problems(op_name, profile, value)
         assert not problems, f"{op_name} under {profile}: {'; '.join(problems[:3])}"
 

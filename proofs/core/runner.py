@@ -248,12 +248,21 @@ def check_obligation(po: Obligation, mutant: str | None, settings: Settings) -> 
 
 def _check_items(po: Obligation, subject, settings: Settings, variant: str
                  ) -> list[QueryOutcome]:
-    items = po.build(subject)
+    """Each item of the obligation checked in order, up to the first refuted one (it alone
+    decides the outcome; a mutant is killed by it)."""
     if po.kind == "model":
-        return [check_machine(m, settings, variant) for m in items]
-    if po.kind in ("property", "contract"):
-        return [check_evidence(i, settings, variant) for i in items]
-    return [check_query(q, settings.timeout_s or po.timeout_s, settings) for q in items]
+        check = functools.partial(check_machine, settings=settings, variant=variant)
+    elif po.kind in ("property", "contract"):
+        check = functools.partial(check_evidence, settings=settings, variant=variant)
+    else:
+        check = functools.partial(check_query, timeout_s=settings.timeout_s or po.timeout_s,
+                                  settings=settings)
+    outs: list[QueryOutcome] = []
+    for item in po.build(subject):
+        outs.append(check(item))
+        if outs[-1].status == REFUTED:
+            break
+    return outs
 
 
 def _mutant(po: Obligation, name: str):
