@@ -26,7 +26,7 @@ from hypothesis import HealthCheck, Phase, given, seed, settings
 from hypothesis import strategies as st
 
 from .. import SPEC_VERSION
-from ..engine import Implementation
+from ..engine import Implementation, errata_seen
 from ..spec.core.errata import profile_errata, profiles, result_witnesses
 from ..spec.core.errors import SpecError
 from ..spec.core.registry import REGISTRY, InvalidCase, Op, po_sort_key
@@ -299,10 +299,22 @@ def _stored_problems(root: Path, profile: str) -> list[str]:
     return problems
 
 
-def verify(root: Path, profile: str) -> list[str]:
+def _shared_with_base(root: Path, profile: str) -> set[str]:
+    """The files of an overlay profile's suite that are its base's, unchanged (none for a
+    whole suite)."""
+    if not vector_store.is_overlay(root, profile):
+        return set()
+    overlay = json.loads((root / profile / vector_store.OVERLAY).read_text())
+    return set(vector_store.read_manifest(root, overlay["base"])["files"]) - \
+        set(overlay["files"])
+
+
+def verify(root: Path, profile: str, base_verified: bool = False) -> list[str]:
     """Problems with the suite of `profile`: files against the manifest (an overlay against the
     default suite), every case against the reference, and every registered op present. Empty
-    when all is well."""
+    when all is well. With `base_verified` (the default suite is verified too, by the caller),
+    an overlay's files it does not list, of ops the reference hands no errata, are left out:
+    they are the default's bytes answered by the same call (`errata_seen`)."""
     try:
         stored = vector_store.read_manifest(root, profile)
     except FileNotFoundError as e:
@@ -316,11 +328,14 @@ def verify(root: Path, profile: str) -> list[str]:
              else {rel: (base / rel).read_bytes() for rel in stored["files"]
                    if (base / rel).exists()})
     entries = load_manifest(root, profile)["files"]
+    shared = _shared_with_base(root, profile) if base_verified else set()
     for rel, data in sorted(files.items()):
         path, name = base / rel, entries[rel]["op"]
         op = REGISTRY.ops.get(name)
         if op is None:
             problems.append(f"{path}: op {name!r} is not registered")
+            continue
+        if rel in shared and errata_seen(op, impl.errata) is None:
             continue
         for i, line in enumerate(case_lines(data)):
             try:

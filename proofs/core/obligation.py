@@ -25,12 +25,15 @@ so a query answers the same on an idle machine and a loaded one."""
 
 @dataclass(frozen=True)
 class Query:
-    """One z3 check of an obligation, within `rlimit` resource units (None: the default)."""
+    """One z3 check of an obligation, within `rlimit` resource units (None: the default), by
+    z3's solver for `logic` (an SMT-LIB logic name; None: z3's general solver). The logic
+    picks how z3 searches, never what is asked: the formula and its expected answer stay."""
 
     label: str
     formula: Any
     expect: str = "unsat"
     rlimit: int | None = None
+    logic: str | None = None
 
 
 @dataclass(frozen=True)

@@ -13,7 +13,7 @@ import sys
 import time
 from collections.abc import Callable, Iterable
 from concurrent.futures import ProcessPoolExecutor
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
 import z3
@@ -114,18 +114,23 @@ def free_constants(formula) -> list:
     return list(found.values())
 
 
+def query_key(q: Query) -> str:
+    """The cache key of a query: its canonical text, expected answer and the z3 version."""
+    return cache.query_key(canonical_smt2(q.formula), q.expect, z3_version())
+
+
 def check_query(q: Query, timeout_s: float, settings: Settings) -> QueryOutcome:
     """Solve one query in a context of its own within its resource budget (rlimit, so the
     answer does not depend on load; `timeout_s` of wall time is only a safety net), or answer
     it from the cache. The cache entry records the z3 version and the resources used."""
-    key = cache.query_key(canonical_smt2(q.formula), q.expect, z3_version())
+    key = query_key(q)
     if settings.use_cache:
         hit = cache.load(settings.cache_root, key)
         if hit is not None:
             return QueryOutcome(q.label, hit["status"], hit["seconds"], True, hit.get("model"),
                                 rlimit=hit.get("rlimit"))
     ctx = z3.Context()
-    solver = z3.Solver(ctx=ctx)
+    solver = z3.SolverFor(q.logic, ctx=ctx) if q.logic else z3.Solver(ctx=ctx)
     solver.set("rlimit", q.rlimit or DEFAULT_RLIMIT)
     solver.set("timeout", max(1, int(timeout_s * 1000)))
     solver.add(q.formula.translate(ctx))
@@ -255,14 +260,30 @@ def _check_items(po: Obligation, subject, settings: Settings, variant: str
     elif po.kind in ("property", "contract"):
         check = functools.partial(check_evidence, settings=settings, variant=variant)
     else:
-        check = functools.partial(check_query, timeout_s=settings.timeout_s or po.timeout_s,
-                                  settings=settings)
+        check = _once_per_query(functools.partial(
+            check_query, timeout_s=settings.timeout_s or po.timeout_s, settings=settings))
     outs: list[QueryOutcome] = []
     for item in po.build(subject):
         outs.append(check(item))
         if outs[-1].status == REFUTED:
             break
     return outs
+
+
+def _once_per_query(check: Callable[[Query], QueryOutcome]) -> Callable[[Query], QueryOutcome]:
+    """`check`, solving each distinct query once: an identical query (the same text, answer
+    and resource budget, e.g. a rule checked under two profiles that do not change it) gets
+    the first one's answer under its own label."""
+    answered: dict[tuple[str, int | None, str | None], QueryOutcome] = {}
+
+    def once(q: Query) -> QueryOutcome:
+        key = (query_key(q), q.rlimit, q.logic)
+        if key not in answered:
+            answered[key] = check(q)
+            return answered[key]
+        return replace(answered[key], label=q.label, seconds=0.0)
+
+    return once
 
 
 def _mutant(po: Obligation, name: str):

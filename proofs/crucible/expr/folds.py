@@ -6,7 +6,8 @@ fold, E14.503), INT64_MAX + 1 wraps to INT64_MIN, and INT64_MIN // -1 wraps to i
 The mathematical side is stated without division, by the defining inequalities on 128-bit
 vectors (no product of two 64-bit values overflows them): q is floor(a / r) iff
 r q <= a < r q + r for r > 0 (mirrored for r < 0); c is the ceiling iff r c - r < a <= r c.
-Divisors are the constants of the rule families and the i64 extremes; the dividend is any i64.
+Divisors are the constants of the rule families and the i64 extremes; the dividend is any i64,
+asked about as two halves, negative and not.
 """
 
 from __future__ import annotations
@@ -56,23 +57,38 @@ def fits(a, r: int):
     return z3.BoolVal(True) if r != -1 else a != INT64_MIN
 
 
-def fold_queries(_subject) -> list[Query]:
-    a, b = z3.BitVecs("a b", 64)
+def by_sign(label: str, a, counterexample) -> list[Query]:
+    """Two queries asking for `counterexample` with a >= 0 and with a < 0: together the same
+    question over every dividend (the bit-blasted divider is found unsat about five times
+    faster in two halves than whole)."""
+    return [Query(f"{label} (a {side})", z3.And(counterexample, half), rlimit=RLIMIT)
+            for side, half in ((">= 0", a >= 0), ("< 0", a < 0))]
+
+
+def division_queries(a) -> list[Query]:
+    """floor_div_fold, ceil_div_fold and python_mod_fold against their definitions, for every
+    divisor of FOLD_DIVISORS."""
     out = []
     for r in FOLD_DIVISORS:
         rv = z3.BitVecVal(r, 64)
-        out.append(Query(f"floor_div_fold(a, {r}) is the floor",
-                         z3.And(fits(a, r), z3.Not(is_floor(floor_div_fold(a, rv), a, r))),
-                         rlimit=RLIMIT))
-        out.append(Query(f"ceil_div_fold(a, {r}) is the ceiling",
-                         z3.And(fits(a, r), z3.Not(is_ceil(ceil_div_fold(a, rv), a, r))),
-                         rlimit=RLIMIT))
+        out += by_sign(f"floor_div_fold(a, {r}) is the floor", a,
+                       z3.And(fits(a, r), z3.Not(is_floor(floor_div_fold(a, rv), a, r))))
+        out += by_sign(f"ceil_div_fold(a, {r}) is the ceiling", a,
+                       z3.And(fits(a, r), z3.Not(is_ceil(ceil_div_fold(a, rv), a, r))))
         m = python_mod_fold(a, rv)
         q = floor_div_fold(a, rv)
         in_range = z3.And(m >= 0, m < rv) if r > 0 else z3.And(m <= 0, m > rv)
         exact = wide(m) == wide(a) - z3.BitVecVal(r, 128) * wide(q)
-        out.append(Query(f"python_mod_fold(a, {r}) is a - {r} * (a // {r}), with {r}'s sign",
-                         z3.And(fits(a, r), z3.Not(z3.And(in_range, exact))), rlimit=RLIMIT))
+        out += by_sign(f"python_mod_fold(a, {r}) is a - {r} * (a // {r}), with {r}'s sign", a,
+                       z3.And(fits(a, r), z3.Not(z3.And(in_range, exact))))
+    return out
+
+
+def fold_queries(_subject) -> list[Query]:
+    """The other folds and the witnesses first (seconds in all), then the divisions (the
+    bulk of the time): a mutant is met by the cheap queries before the dear ones."""
+    a, b = z3.BitVecs("a b", 64)
+    out = []
     for d in (2, -2, -4):
         for mod in MODULI:
             v = modular_indexing_fold(a, z3.BitVecVal(d, 64), z3.BitVecVal(mod, 64))
@@ -103,7 +119,7 @@ def fold_queries(_subject) -> list[Query]:
               floor_div_fold(z3.BitVecVal(INT64_MIN, 64), z3.BitVecVal(-1, 64)) == INT64_MIN,
               expect="sat"),
     ]
-    return out
+    return out + division_queries(a)
 
 
 @z3_obligation(
