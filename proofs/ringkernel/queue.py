@@ -110,7 +110,7 @@ def _queue_cases() -> st.SearchStrategy:
         Mutant.edit("no wrap", "head is not taken mod 2^64", q.try_enqueue,
                     "q.head = (q.head + 1) % WORD", "q.head = q.head + 1"),
         Mutant.edit("capacity as asked", "the capacity is not rounded up", q.round_capacity,
-                    "1 << (requested - 1).bit_length()", "requested"),
+                    "else 1 << (requested - 1).bit_length()", "else requested", occurrence=2),
         Mutant.edit("depth from the start", "max_depth counts head, not head - tail",
                     q.try_enqueue, "max(q.max_depth, depth(q))", "max(q.max_depth, q.head)"),
     ),

@@ -40,7 +40,7 @@ FACTS = [
     ("host receive: (5,0) + (5,7) gives (5,8)", "hlc.update",
      {"clock": _ts(5, 0, 1), "recv": _ts(5, 7, 2), "wall": 5, "max_drift_us": 0}, ("crucible",),
      {"physical": 5, "logical": 8, "node_id": 1}),
-    ("GPU receive: (5,0) + (5,7) gives (5,1)", "hlc.update",
+    ("GPU receive: (5,0) + (5,7) gives (5,1)", "hlc.device_update",
      {"clock": _ts(5, 0, 1), "recv": _ts(5, 7, 2), "wall": 5, "max_drift_us": 0}, (SEED,),
      {"physical": 5, "logical": 1}),
     ("pack: node truncated to 16 bits", "hlc.pack",
