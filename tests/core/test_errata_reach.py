@@ -12,8 +12,17 @@ from hypothesis import HealthCheck, given, settings
 from crucible_spec.conformance import vectors
 from crucible_spec.engine import Implementation
 from crucible_spec.proofs.core.patch import edited
-from crucible_spec.proofs.core.result_widths import check_widths, width_problems
-from crucible_spec.spec.core.errata import DEFAULT_PROFILE, profile_errata, result_witnesses
+from crucible_spec.proofs.core.result_widths import (
+    check_widths,
+    distinct_profiles,
+    width_problems,
+)
+from crucible_spec.spec.core.errata import (
+    DEFAULT_PROFILE,
+    profile_errata,
+    profiles,
+    result_witnesses,
+)
 from crucible_spec.spec.core.errors import SpecError
 from crucible_spec.spec.core.registry import REGISTRY
 from crucible_spec.spec.crucible.content_hash import packed_meta
@@ -133,3 +142,14 @@ def test_results_and_mixer_operands_fit_their_widths(name):
         check_widths(name, value)
 
     check()
+
+
+def test_the_widths_check_runs_an_op_handed_no_errata_once_and_others_per_errata_set():
+    """An op that declares no errata is handed none under any profile; one that does is run
+    once per distinct set of errata among the profiles."""
+    sets = {profile_errata(p) for p in profiles()}
+    for name, op in REGISTRY.ops.items():
+        chosen = distinct_profiles(name)
+        assert len(chosen) == (len(sets) if op.errata else 1), name
+        assert {profile_errata(p) for p in chosen} == (sets if op.errata else
+                                                      {profile_errata(chosen[0])})

@@ -9,7 +9,7 @@ import pytest
 import z3
 
 from crucible_spec.cli import main
-from crucible_spec.proofs.core import runner
+from crucible_spec.proofs.core import report, runner
 from crucible_spec.proofs.core.obligation import Query
 from crucible_spec.spec.core.registry import REGISTRY, Mutant, Obligation
 
@@ -63,6 +63,36 @@ def test_witness_queries_are_proved_by_a_model(settings):
                     lambda s: [Query("exists", z3.BitVec("x", 64) * 3 == 1, expect="sat")],
                     None, ())
     assert runner.check_obligation(po, None, settings).status == runner.PROVED
+
+
+def test_identical_queries_are_solved_once_by_the_named_logic(settings):
+    x = z3.Int("x")
+    po = Obligation("PO99.4", "x + 1 is never x", "z3", (),
+                    lambda s: [Query("first", x + 1 == x, logic="QF_LIA"),
+                               Query("again", x + 1 == x, logic="QF_LIA"),
+                               Query("other budget", x + 1 == x, rlimit=10**6)], None, ())
+    out = runner.check_obligation(po, None, runner.Settings(settings.cache_root, False))
+    assert out.status == runner.PROVED
+    assert [q.label for q in out.queries] == ["first", "again", "other budget"]
+    assert out.queries[1].seconds == 0.0 and out.queries[2].rlimit is not None
+
+
+def test_an_obligation_stops_at_its_first_refuted_query(settings):
+    x = z3.BitVec("x", 8)
+    po = Obligation("PO99.5", "refuted first", "z3", (),
+                    lambda s: [Query("false", x == x), Query("never asked", "not a formula")],
+                    None, ())
+    out = runner.check_obligation(po, None, settings)
+    assert out.status == runner.REFUTED and [q.label for q in out.queries] == ["false"]
+
+
+def test_the_report_names_the_most_expensive_outcomes_first():
+    outs = [runner.Outcome(f"PO1.{i}", "s", "z3", None, runner.PROVED, s, False)
+            for i, s in enumerate([0.5, 3.0, 0.1, 3.0, 2.0])]
+    assert [o.id for o in report.most_expensive(outs, 3)] == ["PO1.1", "PO1.3", "PO1.4"]
+    data = json.loads(report.report_json(outs, False, 1.0, 1))
+    assert [e["id"] for e in data["most_expensive"]] == ["PO1.1", "PO1.3", "PO1.4", "PO1.0",
+                                                          "PO1.2"]
 
 
 @pytest.mark.slow

@@ -7,6 +7,7 @@ import hashlib
 import json
 import subprocess
 import sys
+from types import SimpleNamespace
 
 import pytest
 from hypothesis import given, settings
@@ -256,3 +257,19 @@ def test_an_overlay_without_its_cases_is_a_clear_problem(tmp_path):
     with pytest.raises(FileNotFoundError):
         vector_store.read(tmp_path, "p")
     assert vectors.verify(tmp_path, "p")
+
+
+@pytest.mark.parametrize("base_verified", [False, True])
+def test_an_overlay_leaves_out_only_the_shared_files_of_ops_handed_no_errata(monkeypatch,
+                                                                              base_verified):
+    """With the default suite verified too, an overlay's verification asks the reference about
+    the files its overlay.json lists and every op that declares errata; alone, about every op."""
+    asked: set[str] = set()
+    monkeypatch.setattr(vectors, "expected", lambda _i, op, _a, _s: asked.add(op.name) or
+                        SimpleNamespace(result=None, error=None))
+    vectors.verify(ROOT, "vyre@0.6.3", base_verified=base_verified)
+    listed = json.loads((ROOT / "vyre@0.6.3" / vector_store.OVERLAY).read_text())["files"]
+    overlaid = {info["op"] for info in listed.values()}
+    with_errata = {name for name, op in vectors.REGISTRY.ops.items() if op.errata}
+    want = set(vectors.REGISTRY.ops) if not base_verified else overlaid | with_errata
+    assert asked == want
