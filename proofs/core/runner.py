@@ -119,11 +119,13 @@ def query_key(q: Query) -> str:
     return cache.query_key(canonical_smt2(q.formula), q.expect, z3_version())
 
 
-def check_query(q: Query, timeout_s: float, settings: Settings) -> QueryOutcome:
+def check_query(q: Query, timeout_s: float, settings: Settings, key: str | None = None
+                ) -> QueryOutcome:
     """Solve one query in a context of its own within its resource budget (rlimit, so the
     answer does not depend on load; `timeout_s` of wall time is only a safety net), or answer
-    it from the cache. The cache entry records the z3 version and the resources used."""
-    key = query_key(q)
+    it from the cache. The cache entry records the z3 version and the resources used. `key`
+    is the query's `query_key` when the caller has it already."""
+    key = key or query_key(q)
     if settings.use_cache:
         hit = cache.load(settings.cache_root, key)
         if hit is not None:
@@ -270,18 +272,19 @@ def _check_items(po: Obligation, subject, settings: Settings, variant: str
     return outs
 
 
-def _once_per_query(check: Callable[[Query], QueryOutcome]) -> Callable[[Query], QueryOutcome]:
+def _once_per_query(check: Callable[..., QueryOutcome]) -> Callable[[Query], QueryOutcome]:
     """`check`, solving each distinct query once: an identical query (the same text, answer
     and resource budget, e.g. a rule checked under two profiles that do not change it) gets
-    the first one's answer under its own label."""
+    the first one's answer under its own label. Each query's text is keyed once."""
     answered: dict[tuple[str, int | None, str | None], QueryOutcome] = {}
 
     def once(q: Query) -> QueryOutcome:
-        key = (query_key(q), q.rlimit, q.logic)
-        if key not in answered:
-            answered[key] = check(q)
-            return answered[key]
-        return replace(answered[key], label=q.label, seconds=0.0)
+        key = query_key(q)
+        same = (key, q.rlimit, q.logic)
+        if same not in answered:
+            answered[same] = check(q, key=key)
+            return answered[same]
+        return replace(answered[same], label=q.label, seconds=0.0)
 
     return once
 
