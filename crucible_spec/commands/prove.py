@@ -40,7 +40,8 @@ def run(args: argparse.Namespace) -> int:
     jobs = args.jobs or os.cpu_count() or 1
     settings = runner.Settings(cache_dir(args.cache), not args.no_cache, args.timeout, jobs)
     start = time.perf_counter()
-    with console.steps("prove", len(ids)) as s:
+    total = sum(len(REGISTRY.obligations[i].mutants) for i in ids) if args.mutants else len(ids)
+    with console.steps("prove", total) as s:
         outcomes = runner.run(ids, mutants=args.mutants, settings=settings,
                               progress=lambda o, done, total: s.step(
                                   f"{o.id} {o.verdict} ({o.seconds:.1f} s)"))

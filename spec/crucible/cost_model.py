@@ -497,56 +497,62 @@ def cost_terms(p: Matmul, hw: HardwareProfile, errata: frozenset[str] = NO_ERRAT
     return (tm, tn, tk, s, w), cfg, runs, total
 
 
-def synthesis_model(p: Matmul, hw: HardwareProfile, b: Bounds = Bounds(),
-                    errata: frozenset[str] = NO_ERRATA):
+def _at(term, pairs):
+    """`term` with each (variable, int) of `pairs` substituted, simplified by z3."""
+    import z3
+    return z3.simplify(z3.substitute(term, *[(v, z3.IntVal(x)) for v, x in pairs]))
+
+
+def synthesis_times(p: Matmul, hw: HardwareProfile, b: Bounds = Bounds(),
+                    errata: frozenset[str] = NO_ERRATA) -> list[tuple[Fraction, tuple]]:
     """z3 evaluates the encoding (`cost_terms`, C1-C8 through `constraints`) at every point of
-    the space by substitution and simplification (exact integer and rational arithmetic), the
-    tiles first; the points whose constraints and `runs` simplify to true become the choices
-    (one-hot) of an Optimize whose lexicographic objectives are the total time, then tie_key
-    as one integer (smem, warps, stages, then the tiles' positions, mixed radix). Returns
-    (optimize, choices: [(selector, point)])."""
+    the space by substitution and simplification (exact integer and rational arithmetic): the
+    tiles first, then the stages, then the warps. Returns (total time, point) of every point
+    whose constraints and `runs` simplify to true, in the order of the space."""
     import z3
     (tm_, tn_, tk_, s_, w_), cfg, runs, total = cost_terms(p, hw, errata)
     ok = z3.And(runs, *[holds(cfg) for _label, holds in constraints(hw)])
-    tiles, stages, warps = b.tiles(), b.stages(), b.warps()
+    timed = z3.If(ok, total, z3.RealVal(-1))
+    out = []
+    tiles = b.tiles()
+    for tm in tiles:
+        for tn in tiles:
+            for tk in tiles:
+                at_tiles = _at(timed, ((tm_, tm), (tn_, tn), (tk_, tk)))
+                for s in b.stages():
+                    at_stage = _at(at_tiles, ((s_, s),))
+                    for w in b.warps():
+                        t = _at(at_stage, ((w_, w),)).as_fraction()
+                        if t >= 0:
+                            out.append((t, (tm, tn, tk, s, w)))
+    return out
+
+
+def tie_rank(p: Matmul, hw: HardwareProfile, b: Bounds, point: tuple) -> int:
+    """tie_key as one integer, from the z3 encoding at `point`: shared memory, warps, stages,
+    then the tiles' positions in the space (mixed radix)."""
+    (tm_, tn_, tk_, s_, w_), cfg, _runs, _total = cost_terms(p, hw)
+    tiles = b.tiles()
     nt = len(tiles)
-    rank = ((cfg.smem_bytes * len(warps) + w_) * len(stages) + s_) * nt ** 3
-    opt = z3.Optimize()
-    choices, times, ranks = [], [], []
-    for a, tm in enumerate(tiles):
-        for c, tn in enumerate(tiles):
-            for d, tk in enumerate(tiles):
-                sub = [(tm_, z3.IntVal(tm)), (tn_, z3.IntVal(tn)), (tk_, z3.IntVal(tk))]
-                at = [z3.simplify(z3.substitute(t, *sub)) for t in (ok, total, rank)]
-                for s in stages:
-                    for w in warps:
-                        sw = [(s_, z3.IntVal(s)), (w_, z3.IntVal(w))]
-                        if not z3.is_true(z3.simplify(z3.substitute(at[0], *sw))):
-                            continue
-                        sel = z3.Bool(f"x{len(choices)}")
-                        choices.append((sel, (tm, tn, tk, s, w)))
-                        times.append(z3.If(sel, z3.simplify(z3.substitute(at[1], *sw)), 0))
-                        tie = z3.simplify(z3.substitute(at[2], *sw)) + (a * nt + c) * nt + d
-                        ranks.append(z3.If(sel, tie, 0))
-    if choices:
-        opt.add(z3.PbEq([(sel, 1) for sel, _ in choices], 1))
-        opt.minimize(z3.Sum(times))
-        opt.minimize(z3.Sum(ranks))
-    return opt, choices
+    rank = ((cfg.smem_bytes * len(b.warps()) + w_) * len(b.stages()) + s_) * nt ** 3
+    at = _at(rank, zip((tm_, tn_, tk_, s_, w_), point, strict=True)).as_long()
+    a, c, d = (tiles.index(t) for t in point[:3])
+    return at + (a * nt + c) * nt + d
 
 
 def synthesize(p: Matmul, hw: HardwareProfile, b: Bounds = Bounds(),
                errata: frozenset[str] = NO_ERRATA) -> Synthesis:
-    """The Optimize's choice (`synthesis_model`); its cost is then `evaluate_cost`'s. No
-    feasible point: `invalid_input`."""
-    import z3
-    opt, choices = synthesis_model(p, hw, b, errata)
-    if not choices or opt.check() != z3.sat:
+    """1. z3 evaluates the time of every feasible point (`synthesis_times`).
+    2. The points of the least time are kept; of those, the least `tie_rank` is chosen.
+    3. Its cost is `evaluate_cost`'s. No feasible point: `invalid_input`."""
+    times = synthesis_times(p, hw, b, errata)
+    if not times:
         raise InvalidInput(f"args: no configuration of tiles {b.tile_min}..{b.tile_max}, "
                            f"1..{b.warps_max} warps and 1..{MAX_STAGES} stages meets C1-C8 "
                            f"and runs {DTYPES[p.dtype]} on {hw.name}")
-    m = opt.model()
-    point = next(pt for sel, pt in choices if z3.is_true(m.eval(sel)))
+    least = min(t for t, _ in times)
+    tied = [point for t, point in times if t == least]
+    point = min(tied, key=lambda pt: tie_rank(p, hw, b, pt))
     cfg, flops, nbytes, elements = derive(p, hw, *point)
     return Synthesis(cfg, evaluate_cost(flops, nbytes, elements, p.dtype, cfg, hw, errata),
-                     len(choices))
+                     len(times))
