@@ -30,6 +30,9 @@ Requests are pipelined: up to `window` of them are in flight at once.
    answer may be `unsupported`, and it waits `first_timeout`). A window of 1 is lockstep.
 4. `drain` waits out the requests still in flight and drops their answers (a caller that stops
    early); any failure on the way restarts the process, as usual.
+
+A batch request (design §4, `send` with `items`) is one request in flight whose one answer
+line answers all its items; it may take `items` times the timeout.
 """
 
 from __future__ import annotations
@@ -67,13 +70,14 @@ class Reply:
 @dataclass
 class _InFlight:
     """A request sent and not yet answered: its id, op, whether it is the op's first request
-    to this process, its deadline and when it was sent."""
+    to this process, its deadline, when it was sent, and its items (0: not a batch)."""
 
     rid: int
     op: str
     first: bool
     deadline: float | None
     sent: float
+    items: int = 0
 
 
 class Client:
@@ -129,14 +133,17 @@ class Client:
             return 0 if self.in_flight else 1
         return max(self.window - len(self.in_flight), 0)
 
-    def send(self, rid: int, op: str, args: Any, deadline: float | None = None) -> None:
-        """Put one request in flight; its answer (or failure) comes from `receive`."""
+    def send(self, rid: int, op: str, args: Any, deadline: float | None = None,
+             items: int = 0) -> None:
+        """Put one request in flight; its answer (or failure) comes from `receive`. With
+        `items`, `args` is the list of that many args of one batch request."""
         if not self.in_flight:
             self.broken = self._idle_check(rid)
         first = op not in self.warm and op not in self.hung_first
-        self.in_flight.append(_InFlight(rid, op, first, deadline, time.monotonic()))
+        self.in_flight.append(_InFlight(rid, op, first, deadline, time.monotonic(), items))
         if self.broken is None:
-            self.writes.put((rid, (request_line(rid, op, args) + "\n").encode()))
+            line = request_line(rid, op, args, "batch" if items else "args")
+            self.writes.put((rid, (line + "\n").encode()))
 
     def _idle_check(self, rid: int) -> tuple[str, str] | None:
         """Before a request to an idle process: start it if need be, and make sure nothing
@@ -165,7 +172,7 @@ class Client:
                 self.broken = None
                 return Reply(CRASH, None, 0.0, detail)
             return self._fail(kind, time.monotonic(), detail)
-        limit = self.first_timeout if head.first else self.timeout
+        limit = (self.first_timeout if head.first else self.timeout) * max(head.items, 1)
         while True:
             start = max(self.written.get(head.rid, head.sent), self.last_answer)
             end = start + limit
@@ -335,6 +342,7 @@ def _pump_stderr(proc: subprocess.Popen, tail: deque) -> None:
         tail.append(raw.decode("utf-8", "replace"))
 
 
-def request_line(rid: int, op: str, args: Any) -> str:
-    """One request as it goes on the wire (without its newline)."""
-    return json.dumps({"id": rid, "op": op, "args": args}, separators=(",", ":"))
+def request_line(rid: int, op: str, args: Any, key: str = "args") -> str:
+    """One request as it goes on the wire (without its newline); `key` "batch" sends a list
+    of args as one batch request."""
+    return json.dumps({"id": rid, "op": op, key: args}, separators=(",", ":"))

@@ -1,7 +1,8 @@
 """The wire contract as files: `conformance/schemas/<op>.json` holds each op's args and result
-JSON Schema (spec/core/json_schema.py), and `index.json` lists the ops with their files. They are
-generated from the registry (`crucible-spec ops --schemas`); `crucible-spec ops --check` fails
-when they are stale."""
+JSON Schema (spec/core/json_schema.py), `protocol.json` the envelopes every op shares, the
+batch form's included (protocol.py), and `index.json` lists the ops with their files and names
+the protocol's. They are generated from the registry (`crucible-spec ops --schemas`);
+`crucible-spec ops --check` fails when they are stale."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ import json
 from pathlib import Path
 
 from ..spec.core.json_schema import DIALECT, all_schemas
+from .protocol import PROTOCOL_FILE, protocol_schema
 
 SCHEMA_DIR = Path(__file__).resolve().parent / "schemas"
 INDEX = "index.json"
@@ -22,9 +24,10 @@ def rendered() -> dict[str, str]:
     """File name -> text of every schema file, the index included."""
     files = {f"{s['op']}.json": _text(s) for s in all_schemas()}
     index = {"$schema": DIALECT, "description": "crucible-spec wire ops: name -> schema file "
-             "(args and result JSON Schema, draft 2020-12)",
-             "ops": {name[:-5]: name for name in sorted(files)}}
-    return files | {INDEX: _text(index)}
+             "(args and result JSON Schema, draft 2020-12); protocol: the file of the "
+             "request and response envelopes, the batch form's included",
+             "ops": {name[:-5]: name for name in sorted(files)}, "protocol": PROTOCOL_FILE}
+    return files | {INDEX: _text(index), PROTOCOL_FILE: _text(protocol_schema())}
 
 
 def stale(directory: Path = SCHEMA_DIR) -> list[str]:

@@ -108,6 +108,39 @@ def cut_too_deep(text: str, limit: int = MAX_DEPTH) -> tuple[str, str] | None:
     return None
 
 
+def batch_items(text: str) -> list[str]:
+    """The text of each item of the request's top-level "batch" array (its last, as JSON
+    objects keep the last of a repeated key), read without nesting; [] when it has none. The
+    text is a JSON object that only nests too deeply (the cut of it decodes)."""
+    items: list[str] = []
+    current: list[str] | None = None
+    depth, i, n, key, want_key, start = 0, 0, len(text), None, False, 0
+    while i < n:
+        c = text[i]
+        if c == '"':
+            end = _string_end(text, i)
+            if depth == 1 and want_key:
+                key, want_key = json.loads(text[i:end + 1]), False
+            i = end
+        elif c in "[{":
+            depth += 1
+            want_key = depth == 1
+            if depth == 2 and c == "[" and key == "batch":
+                current, start = [], i + 1
+        elif c in "]}":
+            if depth == 2 and current is not None:
+                last = text[start:i].strip()
+                items, current = [*current, last] if last else current, None
+            depth -= 1
+        elif c == "," and depth == 1:
+            want_key = True
+        elif c == "," and depth == 2 and current is not None:
+            current.append(text[start:i].strip())
+            start = i + 1
+        i += 1
+    return items
+
+
 def _recursion_depth() -> int:
     """The recursion depth of the caller as the interpreter counts it (Python frames and the C
     calls that count), measured by recursing to the limit; cached per thread and call stack."""

@@ -5,7 +5,9 @@ Per op: passed / failed / xfail / skipped cases, those answered `resource_limit`
 unsupported; the first failures with the exact field path and byte; the implementation's time
 (and, when the run times it, the reference's on the same cases). Each case is compared with the
 answer its vector holds; the vectors of an op are pipelined, up to the client's window of
-requests in flight (conformance/client.py), with the same results as one request at a time.
+requests in flight (conformance/client.py), with the same results as one request at a time,
+and go in batch requests where the implementation's hello declares the batch form
+(conformance/batching.py), with the same results again.
 Misbehaviour (crash, hang, garbage, null-id, wrong-id, flood) is recorded as an event and the
 run goes on with a fresh process. An op's remaining cases are skipped after three failures of
 the process in a row, after `max_hangs` hangs in all, or when its time budget (`op_budget`
@@ -38,8 +40,10 @@ from ..engine import Implementation
 from ..spec.core.errata import profile_errata
 from ..spec.core.errors import RESOURCE_LIMIT, SpecError
 from ..spec.core.registry import REGISTRY, Op
+from .batching import Feed, case_key, declares_batch, prefetch
 from .client import BUDGET, HANG, OK, Client, Reply, request_line
 from .diff import Difference, compare
+from .session import Limits, Run, Xfail
 from .vectors import Case
 
 MAX_FAILURES_SHOWN = 5
@@ -47,21 +51,6 @@ GIVE_UP_AFTER = 3
 FUZZ_BLOCK = 100
 UNSUPPORTED_CODES = ("unsupported", "unknown_op")
 BUDGET_SPENT = "the time budget was spent"
-
-
-@dataclass(frozen=True)
-class Limits:
-    """How long the runner waits for one response, for one op and for the whole run, and how
-    many hangs of one op it takes before giving up on the op; all are stated in the report."""
-
-    timeout: float = 10.0
-    first_timeout: float = 60.0
-    op_budget: float = 300.0
-    run_budget: float = 3600.0
-    max_hangs: int = 3
-
-    def to_json(self) -> dict:
-        return {k: getattr(self, k) for k in self.__dataclass_fields__}
 
 
 def case_id(profile: str, op: Op, index: int) -> str:
@@ -155,64 +144,6 @@ class OpResult:
         return OpResult(**d | {"failures": [Failure.from_json(f) for f in d["failures"]]})
 
 
-class Xfail:
-    """Known failures: {"op": reason} or {"op:case": reason} (from --xfail FILE)."""
-
-    def __init__(self, entries: dict[str, str] | None = None):
-        self.entries = entries or {}
-
-    def reason(self, op: str, index: int) -> str | None:
-        return self.entries.get(f"{op}:{index}") or self.entries.get(op)
-
-
-@dataclass
-class Run:
-    """A conformance run in progress: the client, profile, limits, request ids and events.
-    `deadline` is the time.monotonic() at which the run budget ends."""
-
-    client: Client
-    errata: frozenset[str]
-    xfail: Xfail
-    events: list[dict] = field(default_factory=list)
-    next_id: int = 1
-    limits: Limits = field(default_factory=Limits)
-    deadline: float = math.inf
-    profile: str = "crucible"
-    index_base: dict[str, int] = field(default_factory=dict)
-    """op -> the suite index of its first case given (non-zero when one case is re-run)."""
-    time_reference: bool = False
-    """Also time the reference on every vector case (the report's reference column)."""
-
-    def ask(self, op: str, args: dict, deadline: float = math.inf) -> Reply:
-        """One request, its wait ending at `deadline` or the run's deadline, whichever is first."""
-        rid, self.next_id = self.next_id, self.next_id + 1
-        reply = self.client.request(rid, op, args, min(deadline, self.deadline))
-        if reply.kind not in (OK, BUDGET):
-            self.events.append({"kind": reply.kind, "op": op, "detail": reply.detail})
-        return reply
-
-    def send(self, op: str, args: dict, deadline: float = math.inf) -> None:
-        """Put one request in flight (its answer comes from `receive`, in order)."""
-        rid, self.next_id = self.next_id, self.next_id + 1
-        self.client.send(rid, op, args, min(deadline, self.deadline))
-
-    def receive(self, op: str) -> Reply:
-        """The answer to the oldest request in flight."""
-        reply = self.client.receive()
-        if reply.kind not in (OK, BUDGET):
-            self.events.append({"kind": reply.kind, "op": op, "detail": reply.detail})
-        return reply
-
-    def spent(self, op_deadline: float) -> str:
-        """Which budget has run out ("" when neither): the op's or the run's."""
-        now = time.monotonic()
-        if now >= self.deadline:
-            return f"the run budget of {self.limits.run_budget:g} s was spent"
-        if now >= op_deadline:
-            return f"the op budget of {self.limits.op_budget:g} s was spent"
-        return ""
-
-
 def hello(run: Run) -> dict | None:
     """The implementation's hello, or None (and an event) if it has none."""
     reply = run.client.request(0, "hello", {}, run.deadline)
@@ -263,7 +194,8 @@ def give_up(run: Run, op_deadline: float, in_a_row: int, hangs: int) -> str:
 def run_op(run: Run, op: Op, cases: list[Case],
            progress: Callable[[str], None] | None = None) -> OpResult:
     """Every case of one op, within the op's time budget and the run's, compared with the
-    answer its vector holds. Up to the client's window of requests are in flight; after a
+    answer its vector holds. Up to the client's window of requests are in flight (batch
+    requests where the implementation declares them: conformance/batching.py); after a
     failure of the process those lost in flight are sent again to the fresh one, so each case
     is answered as if it had been sent alone. The timings leave out the first request (an
     implementation may compile the op then); the reference is timed only when the run says."""
@@ -272,7 +204,8 @@ def run_op(run: Run, op: Op, cases: list[Case],
     reference = Implementation("reference", run.errata) if run.time_reference else None
     began = time.monotonic()
     op_deadline = began + run.limits.op_budget
-    in_a_row = hangs = sent = 0
+    in_a_row = hangs = 0
+    feed = Feed(run, op.name, [c.args for c in cases], op_deadline, run.batch)
     for i, case in enumerate(cases):
         if progress:
             progress(f"{op.name} {i + 1}/{len(cases)}")
@@ -280,11 +213,7 @@ def run_op(run: Run, op: Op, cases: list[Case],
         if res.note:
             res.skipped = len(cases) - i
             break
-        sent = max(sent, i)
-        while sent < len(cases) and run.client.room(op.name) > 0:
-            run.send(op.name, cases[sent].args, op_deadline)
-            sent += 1
-        reply = run.receive(op.name)
+        reply = feed.reply(i)
         if reply.kind == BUDGET:
             res.skipped, res.note = len(cases) - i, run.spent(op_deadline) or BUDGET_SPENT
             break
@@ -295,7 +224,7 @@ def run_op(run: Run, op: Op, cases: list[Case],
         if reply.kind != OK:
             in_a_row += 1
             hangs += reply.kind == HANG
-            sent = i + 1
+            feed.lost(i)
             _record(res, run, Failure(op.name, index, case.source, case.args, reply.kind,
                                       detail=reply.detail,
                                       case_id=case_id(run.profile, op, index)))
@@ -370,15 +299,17 @@ def fuzz_block(run: Run, op: Op, examples: int, seed_value: int,
     failure hypothesis replays is the minimal one. The inputs depend only on the op, the
     examples and the seed, never on what the run sent before. A failure of the process
     (crash, hang, ...) is reported on its input, unshrunk: nothing more is sent. Nothing more
-    is sent either once `budget` seconds (or the run budget) are spent; the note says so."""
+    is sent either once `budget` seconds (or the run budget) are spent; the note says so.
+    Where the implementation declares the batch form, the inputs the search draws go in
+    batches first (conformance/batching.py, 4), with the same result."""
     reference = Implementation("reference", run.errata)
     deadline = time.monotonic() + budget
     state = FuzzState()
+    if run.batch:
+        state.answered = prefetch(run, op.name, drawn_inputs(op, examples, seed_value),
+                                  deadline)
 
-    @settings(max_examples=examples, database=None, deadline=None,
-              phases=[Phase.generate, Phase.shrink], suppress_health_check=list(HealthCheck))
-    @seed(seed_value)
-    @given(op.strategy())
+    @fuzz_search(op, examples, seed_value, [Phase.generate, Phase.shrink])
     def probe(value):
         state.note = state.note or run.spent(deadline)
         if state.stopped():  # every input now fails (or none), so shrinking sends nothing
@@ -393,14 +324,39 @@ def fuzz_block(run: Run, op: Op, examples: int, seed_value: int,
     return state.to_json(examples)
 
 
+def fuzz_search(op: Op, examples: int, seed_value: int, phases: list[Phase]
+                ) -> Callable[[Callable], Callable]:
+    """The hypothesis search of a fuzz block, as a decorator of the function given each input."""
+    def decorate(fn: Callable) -> Callable:
+        searched = given(op.strategy())(fn)
+        return settings(max_examples=examples, database=None, deadline=None, phases=phases,
+                        suppress_health_check=list(HealthCheck))(seed(seed_value)(searched))
+    return decorate
+
+
+def drawn_inputs(op: Op, examples: int, seed_value: int) -> list[dict]:
+    """The wire args of the inputs a fuzz block's search draws, in order, while none fails."""
+    drawn: list[dict] = []
+
+    @fuzz_search(op, examples, seed_value, [Phase.generate])
+    def collect(value):
+        drawn.append(op.args.encode(value))
+
+    collect()
+    return drawn
+
+
 def fuzz_case(run: Run, op: Op, reference: Implementation, args: dict, deadline: float,
               state: FuzzState) -> bool:
-    """Send one fuzz input and keep what it showed; True when the probe is to fail."""
+    """Send one fuzz input (or take its reply from those the block's batches got) and keep
+    what it showed; True when the probe is to fail."""
     try:
         want, error = reference.call(op.name, args), None
     except SpecError as e:
         want, error = None, e.code
-    reply = run.ask(op.name, args, deadline)
+    reply = state.answered.get(case_key(args)) if state.answered else None
+    if reply is None:
+        reply = run.ask(op.name, args, deadline)
     state.requests += 1
     if reply.kind == BUDGET:
         state.note = run.spent(deadline) or BUDGET_SPENT
@@ -422,13 +378,15 @@ def fuzz_case(run: Run, op: Op, reference: Implementation, args: dict, deadline:
 
 @dataclass
 class FuzzState:
-    """One fuzz block so far: requests sent, the last failure, resource_limit answers, and
-    why it stopped sending early ("" while it has not)."""
+    """One fuzz block so far: requests (the inputs the search tried, each sent alone or
+    answered in a batch), the last failure, resource_limit answers, why it stopped sending
+    early ("" while it has not), and the replies its batches got, by `case_key`."""
 
     requests: int = 0
     failure: Failure | None = None
     resource_limit: int = 0
     note: str = ""
+    answered: dict[str, Reply] = field(default_factory=dict)
 
     def stopped(self) -> bool:
         return bool(self.note) or (self.failure is not None and self.failure.kind != "mismatch")
@@ -488,6 +446,7 @@ def run_suite(client: Client, suite: dict[str, list[Case]], errata: frozenset[st
               deadline=time.monotonic() + limits.run_budget, profile=profile,
               index_base=index_base or {}, time_reference=time_reference)
     greeting = hello(run)
+    run.batch = declares_batch(greeting)
     results = []
     for name, cases in suite.items():
         op = REGISTRY.ops.get(name)

@@ -5,6 +5,13 @@ Errors carry a code from spec.errors; the args are checked against the op's JSON
 before anything decodes them; a line over the length limit is answered bad_request without
 being held whole. The server never stops on a bad request, and exits 0 at EOF. Diagnostics
 go to stderr only.
+
+The batch form (protocol version 2, declared by hello's `"batch": true` unless serve runs
+without it): `"batch": [args, ...]` in place of `"args"` is answered `{"id", "ok": true,
+"results": [...]}`, one `{"ok", "result"|"error"}` per item, in order, each exactly what the
+line `{"id", "op", "args": item}` gets alone (a kernel answers the items as one batch, from
+columns decoded straight from the JSON). A request with both, a `batch` that is not a list,
+or a batch sent to a server without the form is bad_request.
 """
 
 from __future__ import annotations
@@ -18,12 +25,13 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import IO, Any
 
-from .. import SPEC_VERSION
-from ..engine import Implementation
+from .. import PROTOCOL_VERSION, SPEC_VERSION
+from ..engine import Implementation, JsonRows
 from ..gc_pause import gc_paused
 from ..spec.core.errors import BAD_REQUEST, INTERNAL, INVALID_INPUT, SpecError
 from ..spec.core.registry import REGISTRY
-from .deep_json import MAX_DEPTH, BoundedDecoder, cut_too_deep
+from ..spec.core.schema import json_kind
+from .deep_json import MAX_DEPTH, BoundedDecoder, batch_items, cut_too_deep
 
 
 def device_of(impl: str) -> str:
@@ -38,15 +46,18 @@ def device_of(impl: str) -> str:
     return "cpu (python)"
 
 
-def hello(impl: Implementation, profile: str) -> dict:
+def hello(impl: Implementation, profile: str, batch: bool = True) -> dict:
+    """The hello answer: the implementation, its profile, the spec and protocol versions, its
+    ops and device, its reference fallbacks, and `"batch": true` where it takes the batch form."""
     return {
         "impl": impl.name,
         "profile": profile,
         "spec_version": SPEC_VERSION,
+        "protocol_version": PROTOCOL_VERSION,
         "ops": ["hello", *impl.supported()],
         "device": device_of(impl.name),
         "fallbacks": impl.fallbacks(),
-    }
+    } | ({"batch": True} if batch else {})
 
 
 def _reject_constant(name: str) -> Any:
@@ -57,19 +68,19 @@ _DECODER = BoundedDecoder(json.JSONDecoder(parse_constant=_reject_constant))
 _ENCODER = json.JSONEncoder(separators=(",", ":"))
 
 
-def parse_request(line: str) -> tuple[Any, str | None]:
-    """The request and the path of its first value nested deeper than MAX_DEPTH (None when
-    none is): such values are read as null. Raises ValueError on text that is not JSON."""
-    first = None
+def parse_request(line: str) -> tuple[Any, list[str]]:
+    """The request and the paths of its values nested deeper than MAX_DEPTH, in text order:
+    such values are read as null. Raises ValueError on text that is not JSON."""
+    cuts: list[str] = []
     while True:
         try:
-            return _DECODER.decode(line), first
+            return _DECODER.decode(line), cuts
         except RecursionError:
             cut = cut_too_deep(line)
             if cut is None:
                 raise ValueError("nested too deeply") from None
             line, path = cut
-            first = first or path
+            cuts.append(path)
 
 
 @dataclass(frozen=True)
@@ -82,10 +93,27 @@ class Request:
     args: dict
 
 
-def read_request(line: str) -> Request | dict:
-    """The request on one line, or the error response it is answered with."""
+@dataclass(frozen=True)
+class Batch:
+    """A well-formed batch request line: its id and op, each item's args, and by index the
+    answer (without an id) of each item refused before its op runs, as it would be alone."""
+
+    rid: int | str
+    op: str
+    items: list
+    refused: dict[int, dict]
+
+
+NOT_ARGS = "missing 'args' object"
+NOT_DECLARED = "; this implementation does not take the batch form (its hello does not declare " \
+               "\"batch\": true): send one request per line"
+
+
+def read_request(line: str, batch: bool = True) -> Request | Batch | dict:
+    """The request on one line (a batch request where `batch`: the server declares the
+    form), or the error response it is answered with."""
     try:
-        req, too_deep = parse_request(line)
+        req, cuts = parse_request(line)
     except ValueError as e:
         return _error(None, BAD_REQUEST, f"not JSON: {e}")
     if not isinstance(req, dict):
@@ -97,40 +125,92 @@ def read_request(line: str) -> Request | dict:
     op, args = req.get("op"), req.get("args")
     if not isinstance(op, str):
         return _error(rid, BAD_REQUEST, "missing or non-string 'op'")
+    if batch and "batch" in req:
+        return read_batch(line, req, cuts)
     if not isinstance(args, dict):
-        return _error(rid, BAD_REQUEST, "missing 'args' object")
-    if too_deep:
-        return _error(rid, INVALID_INPUT, f"{too_deep}: nested deeper than {MAX_DEPTH} levels")
+        return _error(rid, BAD_REQUEST, NOT_ARGS + (NOT_DECLARED if "batch" in req else ""))
+    if cuts:
+        return _error(rid, INVALID_INPUT, _too_deep(cuts[0]))
     return Request(rid, op, args)
 
 
-def answer(line: str, impl: Implementation, profile: str) -> dict:
+def _too_deep(path: str) -> str:
+    return f"{path}: nested deeper than {MAX_DEPTH} levels"
+
+
+def read_batch(line: str, req: dict, cuts: list[str]) -> Batch | dict:
+    """A batch request whose id and op are well formed, or the error response it is answered
+    with. Where values nest too deeply inside items, each item's text is read alone."""
+    rid, op, items = req["id"], req["op"], req["batch"]
+    if "args" in req:
+        return _error(rid, BAD_REQUEST, "a request carries 'args' or 'batch', not both")
+    if not isinstance(items, list):
+        return _error(rid, BAD_REQUEST, f"'batch' must be a list of args objects, got "
+                                        f"{json_kind(items)}")
+    outside = [p for p in cuts if not p.startswith("batch[")]
+    if outside:
+        return _error(rid, INVALID_INPUT, _too_deep(outside[0]))
+    if cuts:
+        return read_alone(rid, op, batch_items(line))
+    if set(map(type, items)) <= {dict}:
+        return Batch(rid, op, items, {})
+    refused = {i: _failure(BAD_REQUEST, NOT_ARGS) for i, a in enumerate(items)
+               if not isinstance(a, dict)}
+    return Batch(rid, op, items, refused)
+
+
+def read_alone(rid: int | str, op: str, texts: list[str]) -> Batch:
+    """The batch of the item texts `texts`, each read as the line that sends it alone."""
+    head = _ENCODER.encode({"id": rid, "op": op})[:-1] + ',"args":'
+    items, refused = [], {}
+    for i, text in enumerate(texts):
+        alone = read_request(head + text + "}")
+        items.append(alone.args if isinstance(alone, Request) else None)
+        if not isinstance(alone, Request):
+            refused[i] = {k: v for k, v in alone.items() if k != "id"}
+    return Batch(rid, op, items, refused)
+
+
+@dataclass(frozen=True)
+class Encoded:
+    """A response already written as its compact JSON text (a batch a kernel answered whole)."""
+
+    text: str
+
+
+def answer(line: str, impl: Implementation, profile: str, batch: bool = True) -> dict:
     """The response object for one request line."""
-    return answer_all([line], impl, profile)[0]
+    return answer_all([line], impl, profile, batch)[0]
 
 
-def answer_all(lines: list[str], impl: Implementation, profile: str) -> list[dict]:
+def answer_all(lines: list[str], impl: Implementation, profile: str,
+               batch: bool = True) -> list[dict]:
     """The responses to request lines that arrived together, in order."""
-    return [r for chunk in answer_chunks(lines, impl, profile) for r in chunk]
+    return [json.loads(r.text) if isinstance(r, Encoded) else r
+            for chunk in answer_chunks(lines, impl, profile, batch) for r in chunk]
 
 
-def answer_chunks(lines: list[str], impl: Implementation, profile: str
-                  ) -> Iterator[list[dict]]:
+def answer_chunks(lines: list[str], impl: Implementation, profile: str, batch: bool = True
+                  ) -> Iterator[list[dict | Encoded]]:
     """The responses to request lines that arrived together, in order, in chunks to write as
     soon as each is ready: a run of consecutive requests for one op that a kernel answers is
-    one `call_many` (each request gets the answer it would get alone) and one chunk; any other
-    request is a chunk of its own, so a slow op's answers are not held back."""
-    reqs = [read_request(line) for line in lines]
+    one `call_many` (each request gets the answer it would get alone) and one chunk; a batch
+    request is one `call_many` of its items; any other request is a chunk of its own, so a
+    slow op's answers are not held back. `batch`: the server takes the batch form."""
+    reqs = [read_request(line, batch) for line in lines]
     i = 0
     while i < len(reqs):
-        j = i + 1
-        if isinstance(reqs[i], Request) and _batched(reqs[i].op, impl):
-            while j < len(reqs) and isinstance(reqs[j], Request) and reqs[j].op == reqs[i].op:
+        j, req = i + 1, reqs[i]
+        if isinstance(req, Request) and _batched(req.op, impl):
+            while j < len(reqs) and isinstance(reqs[j], Request) and reqs[j].op == req.op:
                 j += 1
-            yield _respond(reqs[i:j], impl, profile)
+            yield _respond(reqs[i:j], impl, profile, batch)
+        elif isinstance(req, Request):
+            yield _respond([req], impl, profile, batch)
+        elif isinstance(req, Batch):
+            yield [answer_batch(req, impl, profile, batch)]
         else:
-            yield _respond(reqs[i:j], impl, profile) if isinstance(reqs[i], Request) \
-                else [reqs[i]]
+            yield [req]
         i = j
 
 
@@ -139,24 +219,62 @@ def _batched(op: str, impl: Implementation) -> bool:
     return known is not None and impl.route(known).how == "kernel"
 
 
-def _respond(reqs: list[Request], impl: Implementation, profile: str) -> list[dict]:
-    if reqs[0].op == "hello":
-        return [{"id": r.rid, "ok": True, "result": hello(impl, profile)} for r in reqs]
-    outcomes = impl.call_many(reqs[0].op, [r.args for r in reqs])
-    return [_response(r.rid, o) for r, o in zip(reqs, outcomes, strict=True)]
+def _respond(reqs: list[Request], impl: Implementation, profile: str, batch: bool
+             ) -> list[dict]:
+    bodies = answer_items(reqs[0].op, [r.args for r in reqs], impl, profile, batch)
+    return [{"id": r.rid, **b} for r, b in zip(reqs, bodies, strict=True)]
 
 
-def _response(rid: int | str, outcome: Any) -> dict:
+_OK_HEAD = '{"ok":true,"result":'
+
+
+def answer_batch(req: Batch, impl: Implementation, profile: str, batch: bool = True
+                 ) -> dict | Encoded:
+    """The response to a batch request: one answer per item, in order; its text written
+    straight from the results' texts where a kernel answers every item (engine.JsonRows)."""
+    if not req.refused and req.items and req.op != "hello":
+        outcomes = impl.call_many(req.op, req.items, text=True)
+        if isinstance(outcomes, JsonRows):
+            head = '{"id":' + _ENCODER.encode(req.rid) + ',"ok":true,"results":['
+            return Encoded(head + _OK_HEAD + ("}," + _OK_HEAD).join(outcomes) + "}]}")
+        return {"id": req.rid, "ok": True, "results": _bodies(outcomes)}
+    todo = [i for i in range(len(req.items)) if i not in req.refused]
+    results = [req.refused.get(i) for i in range(len(req.items))]
+    bodies = answer_items(req.op, [req.items[i] for i in todo], impl, profile, batch)
+    for i, body in zip(todo, bodies, strict=True):
+        results[i] = body
+    return {"id": req.rid, "ok": True, "results": results}
+
+
+def answer_items(op: str, items: list[dict], impl: Implementation, profile: str,
+                 batch: bool = True) -> list[dict]:
+    """The answer (without an id) to each args of one op, each as it would be alone."""
+    if not items:
+        return []
+    if op == "hello":
+        return [{"ok": True, "result": hello(impl, profile, batch)} for _ in items]
+    return _bodies(impl.call_many(op, items))
+
+
+def _bodies(outcomes: list) -> list[dict]:
+    return [{"ok": True, "result": o} if type(o) is dict else _body(o) for o in outcomes]
+
+
+def _body(outcome: Any) -> dict:
     if isinstance(outcome, SpecError):
-        return _error(rid, outcome.code, outcome.message)
+        return _failure(outcome.code, outcome.message)
     if isinstance(outcome, Exception):  # an implementation bug is reported, never kills serve
         traceback.print_exception(outcome, file=sys.stderr)
-        return _error(rid, INTERNAL, f"{type(outcome).__name__}: {outcome}")
-    return {"id": rid, "ok": True, "result": outcome}
+        return _failure(INTERNAL, f"{type(outcome).__name__}: {outcome}")
+    return {"ok": True, "result": outcome}
+
+
+def _failure(code: str, message: str) -> dict:
+    return {"ok": False, "error": {"code": code, "message": message}}
 
 
 def _error(rid: Any, code: str, message: str) -> dict:
-    return {"id": rid, "ok": False, "error": {"code": code, "message": message}}
+    return {"id": rid, **_failure(code, message)}
 
 
 MAX_INT_DIGITS = 100_000
@@ -184,11 +302,12 @@ def lines(stdin: IO[bytes], max_bytes: int) -> Iterator[bytes | None]:
 
 
 def serve(impl: Implementation, profile: str, stdin: IO[bytes], stdout: IO[str],
-          max_line_bytes: int = MAX_LINE_BYTES) -> int:
+          max_line_bytes: int = MAX_LINE_BYTES, batch: bool = True) -> int:
     """Answer every line of `stdin` until EOF; return the exit status (0). The lines already
     waiting when one is answered are answered together: a run of them for one op that a kernel
     answers is one batch, written and flushed at once, and every other answer is flushed as
-    soon as it is ready. A client that waits for each answer still gets it at once."""
+    soon as it is ready. A client that waits for each answer still gets it at once. `batch`:
+    hello declares the batch form, and batch requests are answered."""
     sys.set_int_max_str_digits(MAX_INT_DIGITS)
     for group in arrived(lines(stdin, max_line_bytes)):
         responses, texts = [], []
@@ -205,7 +324,7 @@ def serve(impl: Implementation, profile: str, stdin: IO[bytes], stdout: IO[str],
             if line:
                 responses.append(len(texts))
                 texts.append(line)
-        answered = answer_chunks(texts, impl, profile)
+        answered = answer_chunks(texts, impl, profile, batch)
         chunk: list = []
         for r in responses:
             if isinstance(r, int):
@@ -213,7 +332,7 @@ def serve(impl: Implementation, profile: str, stdin: IO[bytes], stdout: IO[str],
                     with gc_paused():  # a long request is millions of acyclic dicts and lists
                         chunk = next(answered)[::-1]
                 r = chunk.pop()
-            stdout.write(_ENCODER.encode(r) + "\n")
+            stdout.write((r.text if isinstance(r, Encoded) else _ENCODER.encode(r)) + "\n")
             if not chunk:
                 stdout.flush()
     return 0

@@ -10,7 +10,8 @@ version, vectors, hypothesis version and limits, so an interrupted run resumes.
 The limits are those of a single-process run: each shard's waits end at the run budget's end
 (a wall-clock time set when the run starts), the vectors shard of an op at the op budget, and
 each fuzz block at its equal share of what the op's vectors left of it; the client checks ids
-as it does in a single process.
+as it does in a single process. A worker asks its implementation's hello once, before its
+first vectors or fuzz shard, to send batch requests where the hello declares them.
 """
 
 from __future__ import annotations
@@ -28,7 +29,8 @@ from hypothesis.errors import HypothesisDeprecationWarning
 
 from .. import load_all
 from ..spec.core.registry import REGISTRY, Op
-from .client import Client
+from .batching import declares_batch
+from .client import OK, Client
 from .runner import (
     Limits,
     OpResult,
@@ -81,10 +83,12 @@ class Shard:
 
 @dataclass
 class _Worker:
-    """A worker's implementation process, kept for its later shards, and its next request id."""
+    """A worker's implementation process, kept for its later shards, its next request id, and
+    whether its hello declares the batch form (None until asked)."""
 
     client: Client
     next_id: int = 1
+    batch: bool | None = None
 
 
 _WORKERS: dict[tuple, _Worker] = {}
@@ -125,17 +129,31 @@ def _run_shard(shard: Shard, setup: Setup, cases: list[Case], op: Op | None,
     record: dict = {"greeting": None, "result": None}
     if shard.kind == HELLO:
         record["greeting"] = hello(run)
+        worker.batch = declares_batch(record["greeting"])
         requests = 1
     elif shard.kind == "vectors":
+        run.batch = _batch(worker, run)
         res = run_op(run, op, cases)
         record["result"] = res.to_json()
         requests = res.cases - res.skipped
     else:
+        run.batch = _batch(worker, run)
         record["result"] = fuzz_block(run, op, shard.size,
                                       block_seed(setup.seed, shard.block), budget)
         requests = record["result"]["requests"]
     worker.next_id = run.next_id
     return record | {"events": run.events, "requests": requests}
+
+
+def _batch(worker: _Worker, run: Run) -> bool:
+    """Whether the worker's implementation declares the batch form: its hello, asked once
+    (a hello that gets no answer counts as no; nothing is recorded of it)."""
+    if worker.batch is None:
+        reply = run.client.request(0, HELLO, {}, run.deadline)
+        answer = reply.response if reply.kind == OK else None
+        worker.batch = isinstance(answer, dict) and answer.get("ok") is True and \
+            declares_batch(answer.get("result"))
+    return worker.batch
 
 
 @dataclass

@@ -7,7 +7,10 @@ import pkgutil
 
 __version__ = "0.1.0"
 SPEC_VERSION = "0.1.0"
-"""Version of the spec and its wire protocol; vectors and reports carry it."""
+"""Version of the spec; vectors and reports carry it."""
+PROTOCOL_VERSION = 2
+"""Version of the wire protocol (design §4), stated by `hello`: 1 is one request per line; 2
+adds the optional batch form, which an implementation declares with `"batch": true`."""
 
 _LAYERS = ("spec", "reference", "fast", "proofs")
 _loaded: set[str] = set()

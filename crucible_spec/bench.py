@@ -21,7 +21,9 @@ The reference runs a batch item by item until `budget` seconds are spent; when t
 early its seconds are the prefix's scaled by items (`reference_from` is the prefix, the table
 marks it '~') and fast results are checked on the prefix. An op with a `work` measure above
 `ref_max` is timed at a smaller size and scaled by work instead. Wire implementations (`serve
---impl B`, any `--cmd`) get the same requests through a pipe; see bench_wire.
+--impl B`, any `--cmd`) get the same requests through a pipe, in batch requests where their
+hello declares the batch form, and those are also timed against the json module's own parse
+and write of the same lines; see bench_wire.
 
 An op may also have `BASELINES`: other ways to produce as many bytes as its kernel does for n
 items (another library's generator, a plain memory copy), timed beside it and shown as GB/s
@@ -44,7 +46,7 @@ import numpy as np
 
 from .bench_baseline import Baseline
 from .bench_kernels import KERNEL_BASELINES
-from .bench_wire import WireImpl, answers_agree, time_wire
+from .bench_wire import BENCH_BATCH, WireImpl, answers_agree, time_wire
 from .commands.console import render as render_table
 from .commands.console import table
 from .conformance.diff import within_envelope
@@ -176,6 +178,9 @@ class Row:
     baseline_bytes: dict[str, int | None] = field(default_factory=dict)
     wire: dict[str, float] = field(default_factory=dict)
     """Wire implementations (serve, --cmd): seconds from first request to last answer."""
+    wire_json: dict[str, float] = field(default_factory=dict)
+    """Wire implementations that took batch requests: the json module's seconds to parse the
+    same request lines and write the same answer lines (bench_wire, 5)."""
     reference_from: int | None = None
     """Where the reference was timed at a smaller size and scaled (by work, or by items when
     its time budget ran out): that size."""
@@ -284,8 +289,11 @@ def bench_op(op: Op, n: int, backends: list[str], ref_max: int, repeat: int, see
                 for want, have in zip(expected, got[:len(expected)], strict=True)):
             row.mismatch.append(b)
     for wire in wires:
-        row.wire[wire.name], answers = time_wire(wire, op, items)
-        if not answers_agree(op, expected or [], answers):
+        timing = time_wire(wire, op, items)
+        row.wire[wire.name] = timing.seconds
+        if timing.json_seconds is not None:
+            row.wire_json[wire.name] = timing.json_seconds
+        if not answers_agree(op, expected or [], timing.answers):
             row.mismatch.append(wire.name)
     for base in baselines(op.name):
         timed = base.make(n, items)
@@ -442,6 +450,9 @@ def render(rows: list[Row], backends: list[str]) -> str:
     out += [f"note: {n}" for n in notes]
     out += [_baseline_line(r, name, sec, backends) for r in rows
             for name, sec in r.baseline.items()]
+    out += [f"json: {r.op} n={r.n}: {w} in batches of up to {BENCH_BATCH}: {_fmt_s(r.wire[w])}; "
+            f"the json module's parse and write of the same lines: {_fmt_s(sec)}; "
+            f"{r.wire[w] / sec:.2f}x its time" for r in rows for w, sec in r.wire_json.items()]
     out += [f"MISMATCH: {r.op} n={r.n} {', '.join(r.mismatch)}" for r in rows if r.mismatch]
     return "\n".join(out)
 

@@ -5,12 +5,17 @@ A wire implementation is any command that speaks the `serve` protocol on stdin/s
 
 1. Start the command; send a hello request and wait for its answer, so the start-up (process
    launch, imports, JIT caches) is left out of the timing.
-2. Encode the op's bench items with `op.args.encode`, one request line each, ids 1..n.
+2. Encode the op's bench items with `op.args.encode`, one request line each, ids 1..n; where
+   the hello declares the batch form, batch requests of up to BENCH_BATCH items (and about
+   BATCH_BYTES of args) each, ids 1.., instead.
 3. Start the clock; a writer thread writes every line and closes stdin while this thread reads
-   the answers (so neither side blocks on a full pipe); stop the clock at the n-th answer.
-4. Each answer is checked against the reference's encoded result where the reference ran on
-   that item (a prefix of the batch when its time budget ran out): equal, or within the op's
-   envelope; an error answer or a wrong id is a mismatch.
+   the answers (so neither side blocks on a full pipe); stop the clock at the last answer.
+4. Each item's answer is checked against the reference's encoded result where the reference
+   ran on that item (a prefix of the batch when its time budget ran out): equal, or within
+   the op's envelope; an error answer, a wrong id or a malformed batch answer is a mismatch.
+5. Batches are also timed against the json module's own work on the same lines: parsing each
+   request line and writing each answer line (json.loads and json.dumps, the best of
+   JSON_REPEAT), the least any Python server of the protocol pays.
 """
 
 from __future__ import annotations
@@ -24,6 +29,7 @@ import threading
 import time
 from dataclasses import dataclass
 
+from .conformance.batching import declares_batch
 from .conformance.diff import within_envelope
 from .spec.core.registry import Op
 
@@ -69,6 +75,26 @@ def serve_impl(backend: str) -> WireImpl:
                      "--max-line-bytes", str(BENCH_MAX_LINE)))
 
 
+BENCH_BATCH = 4096
+"""The most items in one batch request."""
+BATCH_BYTES = 64 << 20
+"""A batch request ends once its args reach this many bytes (an item larger alone is a batch
+of one)."""
+JSON_REPEAT = 3
+"""The json module's time on the batch lines is the best of this many runs."""
+
+
+@dataclass(frozen=True)
+class WireTiming:
+    """One wire implementation on one op's items: the seconds from the first request written
+    to the last answer read, each item's answer (None for one that never came), and, where it
+    took batch requests, the json module's seconds to parse those lines and write its answers."""
+
+    seconds: float
+    answers: list[dict | None]
+    json_seconds: float | None = None
+
+
 def request_lines(op: Op, items: list[dict]) -> list[bytes]:
     """One wire request per item, ids 1..n."""
     return [json.dumps({"id": i, "op": op.name, "args": op.args.encode(a)},
@@ -76,7 +102,66 @@ def request_lines(op: Op, items: list[dict]) -> list[bytes]:
             for i, a in enumerate(items, 1)]
 
 
-def _start(impl: WireImpl) -> subprocess.Popen:
+def batch_lines(op: Op, items: list[dict], size: int = BENCH_BATCH,
+                max_bytes: int = BATCH_BYTES) -> tuple[list[bytes], list[int]]:
+    """Batch requests of the items, in order, ids 1.., each of at most `size` items and about
+    `max_bytes` of args, and how many items each carries."""
+    texts = [json.dumps(op.args.encode(a), separators=(",", ":")) for a in items]
+    groups: list[list[str]] = []
+    held = 0
+    for text in texts:
+        if not groups or len(groups[-1]) == size or held + len(text) > max_bytes:
+            groups.append([])
+            held = 0
+        groups[-1].append(text)
+        held += len(text)
+    head = [json.dumps({"id": i, "op": op.name}, separators=(",", ":"))[:-1]
+            for i in range(1, len(groups) + 1)]
+    return ([(h + ',"batch":[' + ",".join(g) + "]}\n").encode() for h, g in zip(head, groups,
+                                                                                strict=True)],
+            [len(g) for g in groups])
+
+
+def item_answers(raw: list[bytes], counts: list[int]) -> list[dict | None]:
+    """Each item's answer, with the id of its place (1..n), from the batch answer lines `raw`
+    (None for each item of a batch whose answer is missing, has the wrong id or is not a
+    batch answer of its size)."""
+    out: list[dict | None] = []
+    for rid, (line, count) in enumerate(zip(raw, counts, strict=True), 1):
+        got = _parsed(line)
+        results = got.get("results") if isinstance(got, dict) and got.get("id") == rid else None
+        if not isinstance(results, list) or len(results) != count:
+            out += [None] * count
+            continue
+        out += [{"id": len(out) + i, **r} if isinstance(r, dict) else None
+                for i, r in enumerate(results, 1)]
+    return out
+
+
+def _parsed(line: bytes) -> object:
+    """The JSON value of an answer line; None for a blank line or one that is not JSON."""
+    try:
+        return json.loads(line) if line.strip() else None
+    except ValueError:
+        return None
+
+
+def json_seconds(requests: list[bytes], answers: list[bytes]) -> float:
+    """The json module's best time (of JSON_REPEAT) to parse the request lines and write the
+    answer lines (parsed beforehand, written compactly, as serve writes them)."""
+    parsed = [json.loads(a) for a in answers]
+    best = float("inf")
+    for _ in range(JSON_REPEAT):
+        start = time.perf_counter()
+        for line in requests:
+            json.loads(line)
+        for answer in parsed:
+            json.dumps(answer, separators=(",", ":"))
+        best = min(best, time.perf_counter() - start)
+    return best
+
+
+def _start(impl: WireImpl) -> tuple[subprocess.Popen, dict | None]:
     try:
         proc = subprocess.Popen(impl.argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                 stderr=subprocess.DEVNULL)
@@ -92,7 +177,11 @@ def _start(impl: WireImpl) -> subprocess.Popen:
         proc.kill()
         proc.wait()
         raise WireError(f"{impl.name}: no answer to hello (exit status {proc.returncode})")
-    return proc
+    try:
+        answer = json.loads(hello)
+    except ValueError:
+        answer = None
+    return proc, answer.get("result") if isinstance(answer, dict) else None
 
 
 def _write_all(proc: subprocess.Popen, lines: list[bytes]) -> None:
@@ -103,11 +192,12 @@ def _write_all(proc: subprocess.Popen, lines: list[bytes]) -> None:
         pass
 
 
-def time_wire(impl: WireImpl, op: Op, items: list[dict]) -> tuple[float, list[dict | None]]:
-    """Seconds from the first request written to the last answer read, and each answer (None
-    for one that never came)."""
-    lines = request_lines(op, items)
-    proc = _start(impl)
+def time_wire(impl: WireImpl, op: Op, items: list[dict]) -> WireTiming:
+    """The implementation timed on the items: one request per item, or batch requests where
+    its hello declares them."""
+    proc, greeting = _start(impl)
+    batch = declares_batch(greeting)
+    lines, counts = batch_lines(op, items) if batch else (request_lines(op, items), [])
     writer = threading.Thread(target=_write_all, args=(proc, lines), daemon=True)
     start = time.perf_counter()
     writer.start()
@@ -116,8 +206,11 @@ def time_wire(impl: WireImpl, op: Op, items: list[dict]) -> tuple[float, list[di
     writer.join()
     proc.stdout.close()
     proc.wait()
-    answers = [json.loads(r) if r.strip() else None for r in raw]
-    return took, answers
+    if not batch:
+        return WireTiming(took, [json.loads(r) if r.strip() else None for r in raw])
+    answers = item_answers(raw, counts)
+    every = all(a is not None for a in answers)
+    return WireTiming(took, answers, json_seconds(lines, raw) if every else None)
 
 
 def answers_agree(op: Op, expected: list, answers: list[dict | None]) -> bool:

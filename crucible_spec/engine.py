@@ -12,11 +12,16 @@ from dataclasses import dataclass
 from typing import Any
 
 from .spec.core.errors import UNKNOWN_OP, UNSUPPORTED, SpecError
-from .spec.core.json_schema import check_args
+from .spec.core.json_schema import all_valid, check_args
 from .spec.core.registry import BACKENDS, REGISTRY, Op
-from .spec.core.wire_columns import decode_columns, encode_rows
+from .spec.core.wire_columns import decode_columns, encode_rows, rows_text
 
 IMPLS = ("reference", *BACKENDS)
+
+
+class JsonRows(list):
+    """The results of a batch a kernel answered whole, each already its compact JSON text
+    (what the encoder with separators "," and ":" writes of the wire result)."""
 
 
 @dataclass(frozen=True)
@@ -83,23 +88,32 @@ class Implementation:
         args = decode_args(op, json_args)
         return op.result.encode(self.run_batch(op, [args])[0])
 
-    def call_many(self, name: str, json_args: list) -> list:
+    def call_many(self, name: str, json_args: list, text: bool = False) -> list:
         """Answers to consecutive requests for one op: each a wire result or the `SpecError`
         (or other exception) that `call` raises on it alone. Where a kernel answers the op,
-        the requests its schema accepts run as one batch; if that batch raises, each is
-        answered alone, so every error is exactly `call`'s."""
+        the requests its schema accepts (all of them, in the common case, by one check of the
+        whole list) run as one batch; if that batch raises, each is answered alone, so every
+        error is exactly `call`'s. With `text`, a batch the kernel answers whole may come back
+        as `JsonRows` (spec.wire_columns.rows_text)."""
         op = REGISTRY.ops.get(name)
         if len(json_args) == 1 or op is None or self.route(op).how != "kernel":
             return [_outcome(self.call, name, a) for a in json_args]
+        if all_valid(op, json_args):
+            return self._fast_or_alone(op, json_args, text)
         out: list = [_outcome(check_args, op, a) for a in json_args]
         valid = [i for i, o in enumerate(out) if o is None]
-        try:
-            results = wire_fast_path(self, op, [json_args[i] for i in valid])
-        except Exception:  # answered one by one below, each with call's own error
-            results = [_outcome(self.call, name, json_args[i]) for i in valid]
-        for i, r in zip(valid, results, strict=True):
+        for i, r in zip(valid, self._fast_or_alone(op, [json_args[i] for i in valid]),
+                        strict=True):
             out[i] = r
         return out
+
+    def _fast_or_alone(self, op: Op, json_args: list, text: bool = False) -> list:
+        """Wire results of schema-checked args by the kernel's fast path (as `JsonRows` where
+        `text` and `rows_text` can write them), or, if that raises, each answered alone."""
+        try:
+            return wire_fast_path(self, op, json_args, text)
+        except Exception:  # answered one by one, each with call's own error
+            return [_outcome(self.call, op.name, a) for a in json_args]
 
     def run_batch(self, op: Op, items: list[dict]) -> list[dict]:
         """Results (Python values) for a batch of decoded, checked args."""
@@ -133,9 +147,10 @@ def _outcome(fn: Any, *args: Any) -> Any:
         return e
 
 
-def wire_fast_path(impl: Implementation, op: Op, json_items: list) -> list:
-    """Wire results of a batch the kernel answers, decoded and encoded a column at a time;
-    an op that declares a cross-field check still checks each item's decoded values."""
+def wire_fast_path(impl: Implementation, op: Op, json_items: list, text: bool = False) -> list:
+    """Wire results of a batch the kernel answers, decoded and encoded a column at a time
+    (with `text`, as `JsonRows` where rows_text can write them); an op that declares a
+    cross-field check still checks each item's decoded values."""
     try:
         columns = decode_columns(op.args, json_items, "args")
     except SpecError:
@@ -148,7 +163,11 @@ def wire_fast_path(impl: Implementation, op: Op, json_items: list) -> list:
     if REGISTRY.kernel_models[impl.name][op.name]:
         columns["errata"] = impl.errata
     kern = REGISTRY.kernels[impl.name][op.name]
-    return encode_rows(op.result, kern(**columns), len(json_items))
+    results = kern(**columns)
+    texts = rows_text(op.result, results, len(json_items)) if text else None
+    if texts is not None:
+        return JsonRows(texts)
+    return encode_rows(op.result, results, len(json_items))
 
 
 def decode_batch(op: Op, json_items: list) -> list[dict]:

@@ -95,7 +95,10 @@ def add_parser(sub) -> None:
                     "slots (the E10.1 witness's generator), the pool of the spec's free list and "
                     "of the seed's against the live-bytes lower bound. --serve and --cmd add wire "
                     "columns: the same requests piped through a process that speaks the "
-                    "protocol, timed from the first request to the last answer. The reference "
+                    "protocol, timed from the first request to the last answer; where its "
+                    "hello declares the batch form, in batch requests of up to 4096 items, "
+                    "with a 'json:' line comparing that time with the json module's own parse "
+                    "of the same request lines and write of the same answer lines. The reference "
                     "stops after --reference-budget seconds and is scaled by items ('~').")
     p.add_argument("--ops", nargs="*", metavar="GLOB", help="ops to time (default: all)")
     p.add_argument("--sizes", type=_sizes, default=[1_000, 10_000, 100_000],
@@ -117,8 +120,9 @@ def add_parser(sub) -> None:
                         "time for the batch is scaled by items, marked '~' (default 20)")
     p.add_argument("--serve", action="store_true",
                    help="also time 'crucible-spec serve --impl B' for each backend B: the same "
-                        "requests written one per line, timed from the first request to the "
-                        "last answer (start-up excluded), answers checked against the reference")
+                        "requests in batch requests (serve declares the batch form), timed from "
+                        "the first request to the last answer (start-up excluded), answers "
+                        "checked against the reference")
     p.add_argument("--cmd", action="append", metavar="[NAME=]COMMAND",
                    help="also time any command that speaks the wire protocol (the C++ "
                         "implementation, say) the same way, as a column NAME (repeatable)")

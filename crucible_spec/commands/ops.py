@@ -65,5 +65,6 @@ def add_parser(sub) -> None:
     p.add_argument("--rules", action="store_true",
                    help="list the e-graph's rewrite rules, each with its soundness verdict")
     p.add_argument("--schemas", action="store_true",
-                   help="write each op's JSON Schema to conformance/schemas/ (and an index)")
+                   help="write each op's JSON Schema to conformance/schemas/ (and an index, "
+                        "and the protocol's envelopes: protocol.json)")
     p.set_defaults(func=run)

@@ -21,7 +21,7 @@ def run(args: argparse.Namespace) -> int:
 
     impl = Implementation(args.impl, profile_errata(args.profile))
     return serve(impl, args.profile, sys.stdin.buffer, sys.stdout,
-                 args.max_line_bytes or MAX_LINE_BYTES)
+                 args.max_line_bytes or MAX_LINE_BYTES, batch=not args.no_batch)
 
 
 def layers(args: argparse.Namespace) -> tuple[str, ...]:
@@ -36,7 +36,10 @@ def add_parser(sub) -> None:
         description="Read one JSON request per line on stdin and write one JSON response per "
                     "line on stdout: {\"id\", \"op\", \"args\"} -> {\"id\", \"ok\", \"result\"} "
                     "or {\"id\", \"ok\": false, \"error\": {\"code\", \"message\"}}. "
-                    "{\"id\": 0, \"op\": \"hello\", \"args\": {}} describes the server. "
+                    "{\"id\": 0, \"op\": \"hello\", \"args\": {}} describes the server "
+                    "and declares the batch form: {\"id\", \"op\", \"batch\": [args, ...]} "
+                    "-> {\"id\", \"ok\": true, \"results\": [{\"ok\", \"result\" or "
+                    "\"error\"}, ...]}, one per item, each what the item gets alone. "
                     "Args are checked against the op's JSON Schema (crucible-spec ops --json): "
                     "a malformed one is bad_request or invalid_input naming the field. "
                     "Exits 0 at end of input.")
@@ -47,4 +50,7 @@ def add_parser(sub) -> None:
     p.add_argument("--max-line-bytes", type=_positive, metavar="N",
                    help="answer a longer request line bad_request without reading it whole "
                         "(default: 64 MiB)")
+    p.add_argument("--no-batch", action="store_true",
+                   help="serve the single-line protocol only: hello does not declare the batch "
+                        "form, and a batch request is bad_request")
     p.set_defaults(func=run, layers=layers)

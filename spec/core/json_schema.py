@@ -58,6 +58,22 @@ def _acceptor(name: str) -> jsonschema_rs.Draft202012Validator:
     return jsonschema_rs.Draft202012Validator(arg_schema(REGISTRY.ops[name]))
 
 
+@cache
+def _list_acceptor(name: str) -> jsonschema_rs.Draft202012Validator:
+    """The compiled validator of a list of the op's args objects."""
+    args = {k: v for k, v in arg_schema(REGISTRY.ops[name]).items() if k != "$schema"}
+    return jsonschema_rs.Draft202012Validator({"type": "array", "items": args})
+
+
+def all_valid(op: Op, items: list) -> bool:
+    """True when every item meets the op's arg schema (one compiled check of the whole list,
+    so `check_args` passes each); False when one may not, and `check_args` of each says."""
+    try:
+        return _list_acceptor(op.name).is_valid(items)
+    except ValueError:
+        return False
+
+
 def check_args(op: Op, json_args: Any) -> None:
     """Raise the §4 error for the first way `json_args` breaks the op's arg schema. Inside a
     value the op decodes itself (a `Json` field: a DAG, trace ops, steps) every problem is
@@ -90,8 +106,11 @@ def as_spec_error(error: ValidationError, root: str) -> SpecError:
     """The error code and a message naming the field path of one schema failure."""
     path = root + "".join(f"[{p}]" if isinstance(p, int) else f".{p}"
                           for p in error.absolute_path)
-    message = f"{path}: {_problem(error)}"
     keyword, allowed = error.validator, error.validator_value
+    if keyword in ("minimum", "maximum") and isinstance(error.instance, float):
+        # JSON Schema counts 1.0 as an integer, the decoders do not: a number, not a range
+        return BadRequest(f"{path}: expected an integer, got a number")
+    message = f"{path}: {_problem(error)}"
     ordinal = keyword == "enum" and all(type(v) is int for v in allowed)
     return InvalidInput(message) if keyword in OUT_OF_RANGE or ordinal else BadRequest(message)
 
