@@ -41,9 +41,10 @@ def _seed(label: str) -> int:
     return int.from_bytes(hashlib.sha256(label.encode()).digest()[:8], "little")
 
 
-def check_property(p: Property) -> Evidence:
-    """Every enumerated case, or `examples` draws with shrinking from a random source seeded
-    by the property's label (the same draws on every machine and checkout)."""
+def check_property(p: Property, shrink: bool = True) -> Evidence:
+    """Every enumerated case, or `examples` draws from a random source seeded by the
+    property's label (the same draws on every machine and checkout), a failing draw shrunk
+    unless `shrink` is false (a mutant needs a failing case, not the least one)."""
     if p.cases is not None:
         tried = 0
         for case in p.cases():
@@ -61,7 +62,7 @@ def check_property(p: Property) -> Evidence:
 
     backend = os.environ.get(BACKEND_VARIABLE)
     config = settings(max_examples=p.examples, derandomize=False, database=None, deadline=None,
-                      phases=(Phase.explicit, Phase.generate, Phase.shrink),
+                      phases=(Phase.explicit, Phase.generate, *([Phase.shrink] * shrink)),
                       suppress_health_check=list(HealthCheck), report_multiple_bugs=False,
                       **({"backend": backend} if backend else {}))
     try:

@@ -213,13 +213,15 @@ def check_machine(m: Machine, settings: Settings, variant: str = "") -> QueryOut
     return _cached("model", variant, f"{m.name}\n{m.initial!r}", settings, compute)
 
 
-def check_evidence(item: Property | Contract, settings: Settings, variant: str
-                   ) -> QueryOutcome:
-    """Check a property or a contract, or answer from the cache."""
+def check_evidence(item: Property | Contract, settings: Settings, variant: str,
+                   shrink: bool = True) -> QueryOutcome:
+    """Check a property (its failing draw shrunk unless `shrink` is false) or a contract, or
+    answer from the cache."""
 
     def compute() -> QueryOutcome:
         start = time.perf_counter()
-        found = check_property(item) if isinstance(item, Property) else check_contract(item)
+        found = check_property(item, shrink) if isinstance(item, Property) else \
+            check_contract(item)
         seconds = round(time.perf_counter() - start, 4)
         status = PROVED if found.counterexample is None else REFUTED
         return QueryOutcome(item.label, status, seconds, False, found.counterexample,
@@ -241,7 +243,7 @@ def check_obligation(po: Obligation, mutant: str | None, settings: Settings) -> 
         planted = contextlib.nullcontext() if m is None or m.target is None else \
             patch.edited(m.target, m.old, m.new, m.occurrence)
         with planted:
-            queries = _check_items(po, subject, settings, variant)
+            queries = _check_items(po, subject, settings, variant, shrink=m is None)
     except Exception as e:  # a broken obligation is reported, never crashes the run
         return Outcome(po.id, po.statement, po.kind, mutant, ERROR,
                        round(time.perf_counter() - start, 4), False,
@@ -253,14 +255,15 @@ def check_obligation(po: Obligation, mutant: str | None, settings: Settings) -> 
                    bool(queries) and all(q.cached for q in queries), queries)
 
 
-def _check_items(po: Obligation, subject, settings: Settings, variant: str
+def _check_items(po: Obligation, subject, settings: Settings, variant: str, shrink: bool
                  ) -> list[QueryOutcome]:
     """Each item of the obligation checked in order, up to the first refuted one (it alone
-    decides the outcome; a mutant is killed by it)."""
+    decides the outcome; a mutant is killed by it, and its case is not shrunk)."""
     if po.kind == "model":
         check = functools.partial(check_machine, settings=settings, variant=variant)
     elif po.kind in ("property", "contract"):
-        check = functools.partial(check_evidence, settings=settings, variant=variant)
+        check = functools.partial(check_evidence, settings=settings, variant=variant,
+                                  shrink=shrink)
     else:
         check = _once_per_query(functools.partial(
             check_query, timeout_s=settings.timeout_s or po.timeout_s, settings=settings))

@@ -38,7 +38,7 @@ def fake(tmp_path: Path, body: str) -> list[str]:
 
 
 @pytest.mark.parametrize("impl", IMPLS)
-@pytest.mark.slow
+@pytest.mark.slow(seconds=60)
 def test_our_own_implementations_pass_the_whole_suite(impl, tmp_path):
     report = tmp_path / "card.json"
     code = main(["conform", "--impl", f"{sys.executable} -m crucible_spec serve --impl {impl}",
@@ -51,7 +51,7 @@ def test_our_own_implementations_pass_the_whole_suite(impl, tmp_path):
                                             vectors.load(vectors.VECTORS_DIR, "crucible").values())
 
 
-@pytest.mark.slow
+@pytest.mark.slow(seconds=60)
 def test_seed_profile_suite_passes_under_the_seed_profile():
     cmd = f"{sys.executable} -m crucible_spec serve --profile crucible@8d2680a2"
     assert main(["conform", "--impl", cmd, "--profile", "crucible@8d2680a2"]) == 0

@@ -84,6 +84,7 @@ def test_the_new_file_appears_whole_by_rename(tmp_path, monkeypatch):
     assert out.read_bytes() == b"whole"
 
 
+@pytest.mark.slow(seconds=25)
 def test_vectors_generate_keeps_files_it_does_not_own(tmp_path, capsys):
     """--out into a directory that holds someone's .jsonl files and no manifest: they stay."""
     theirs = tmp_path / "crucible" / "8" / "notes.jsonl"
@@ -95,6 +96,7 @@ def test_vectors_generate_keeps_files_it_does_not_own(tmp_path, capsys):
     assert f"kept {theirs}" in capsys.readouterr().err
 
 
+@pytest.mark.slow(seconds=50)
 def test_vectors_generate_still_cleans_its_own_suite(tmp_path):
     """A directory holding the manifest is a suite of ours: a stale op file goes."""
     vectors.generate(tmp_path, "crucible", per_op=1)

@@ -310,7 +310,7 @@ def repo_copy(tmp_path_factory) -> tuple[Path, Path]:
     return copy, copy
 
 
-@pytest.mark.slow
+@pytest.mark.slow(seconds=60)
 def test_check_fails_after_a_planted_change_until_regenerated(repo_copy):
     copy, tree = repo_copy
     assert _run(["paper", "--check"], copy, tree).returncode == 0
@@ -368,7 +368,7 @@ _PAGES = ("index.html", "pyc/index.html", "crucible/04-spsc-ring-and-metalog.htm
           "crucible/09-merkle-dag.html", "crucible/10-memory-plan.html", "appendix.html")
 
 
-@pytest.mark.slow
+@pytest.mark.slow(seconds=50)
 def test_the_site_opens_in_headless_chromium_and_reads_as_a_paper(tmp_path):
     """The built site, served over HTTP on the loopback, opens every probed page with every
     image loaded and no console error, failed request or script error; the navigation has a

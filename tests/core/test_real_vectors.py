@@ -39,7 +39,7 @@ def test_the_default_profile_departs_only_where_an_erratum_says(profile):
     assert not unexplained, "\n".join(m.describe() for m in unexplained[:20])
 
 
-@pytest.mark.slow
+@pytest.mark.slow(seconds=100)
 def test_turning_off_a_faithful_rule_fails_the_check():
     """A planted change to a faithful rule: the errata that explain a divergence of the
     default profile from the real code, turned off, make the check fail (in every seed whose

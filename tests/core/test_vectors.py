@@ -17,7 +17,7 @@ TWO_PROFILES = ("crucible", "crucible@8d2680a2")
 bundled suite of every profile is verified below."""
 
 
-@pytest.mark.slow
+@pytest.mark.slow(seconds=150)
 def test_two_generations_are_byte_identical_and_verify(tmp_path):
     """One generation in this process, one in a fresh process with another hash seed."""
     a, b = tmp_path / "a", tmp_path / "b"
@@ -36,8 +36,9 @@ def test_two_generations_are_byte_identical_and_verify(tmp_path):
         assert vectors.verify(a, profile) == []
 
 
-@pytest.mark.slow
-@pytest.mark.parametrize("profile", vectors.vector_profiles())
+@pytest.mark.parametrize("profile", [
+    pytest.param(p, marks=pytest.mark.slow(seconds=80 if p == vectors.BASE_PROFILE else 15))
+    for p in vectors.vector_profiles()])
 def test_the_bundled_suite_verifies_and_covers_every_op(profile):
     """One test per profile, so that the profiles' suites are verified on every worker. The
     default suite's test verifies the files an overlay shares with it."""
@@ -61,7 +62,7 @@ def test_golden_values_keep_their_provenance():
         {"out": "0xaf63bd4c8601b7df"}
 
 
-@pytest.mark.slow
+@pytest.mark.slow(seconds=80)
 def test_verify_catches_tampering(tmp_path):
     vectors.generate(tmp_path, "crucible", per_op=4)
     path = tmp_path / "crucible" / "8" / "hash.fmix64.jsonl"
@@ -76,7 +77,7 @@ def test_verify_catches_tampering(tmp_path):
     assert any("missing" in p for p in vectors.verify(tmp_path, "crucible"))
 
 
-@pytest.mark.slow
+@pytest.mark.slow(seconds=90)
 def test_vectors_cli(tmp_path, capsys):
     profile = ["--profile", "crucible@8d2680a2"]
     assert main(["vectors", "generate", "--out", str(tmp_path), "--count", "4", *profile]) == 0

@@ -96,7 +96,7 @@ def _campaign(po: Property, pool: list[tuple[bytes, list[int]]], n: int) -> None
     assert found.counterexample is None, found.counterexample
 
 
-@pytest.mark.slow
+@pytest.mark.slow(seconds=40)
 def test_mutated_regions_decode_canonically_or_are_rejected():
     """PO18.74 over 10,000 mutations of the golden and seeded regions."""
     _campaign(REGION_FUZZ, POOL, 10_000)

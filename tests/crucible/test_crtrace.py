@@ -60,7 +60,7 @@ def test_errors_name_the_offset_and_the_field(data, where):
         parse_crtrace(data)
 
 
-@pytest.mark.slow
+@pytest.mark.slow(seconds=50)
 def test_fuzz_mutated_files_load_or_are_invalid_input():
     """PO18.72 (mutated files load or are invalid_input) over 10,000 cases."""
     assert check_property(replace(CRTRACE_FUZZ, examples=FUZZ_CASES)).counterexample is None
