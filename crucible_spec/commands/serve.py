@@ -7,11 +7,14 @@ import sys
 
 from .common import profile_errata
 
+MOST_LINE_BYTES = 1 << 40
+"""The largest --max-line-bytes (1 TiB): a line is read into memory whole."""
+
 
 def _positive(text: str) -> int:
     value = int(text)
-    if value < 1:
-        raise argparse.ArgumentTypeError("must be at least 1")
+    if not 1 <= value <= MOST_LINE_BYTES:
+        raise argparse.ArgumentTypeError(f"must be in 1..{MOST_LINE_BYTES}")
     return value
 
 
