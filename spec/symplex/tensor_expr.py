@@ -16,8 +16,10 @@ and its reference evaluator.
    `invalid_input` naming its path (`term.args[1].args[0]`).
 4. Evaluation: every tensor is read as float64 and every op computed in float64. matmul and
    reducesum accumulate in increasing index order from +0.0, one term at a time; reducemax
-   keeps NaN; reducemean is reducesum divided by the axis length. The definitions of the
-   composite ops are those of the decomposition rules, so they hold bit for bit.
+   keeps NaN; reducemean is reducesum divided by the axis length. exp and tanh are the C
+   library's, element by element (numpy's vector forms round differently on CPUs with
+   AVX-512, so an answer would depend on the machine). The definitions of the composite ops
+   are those of the decomposition rules, so they hold bit for bit.
 """
 
 from __future__ import annotations
@@ -248,6 +250,27 @@ def seq_sum(x: np.ndarray, axis: int) -> np.ndarray:
     return acc
 
 
+def _libm_exp(v: float) -> float:
+    try:
+        return math.exp(v)
+    except OverflowError:
+        return math.inf
+
+
+_exp = np.frompyfunc(_libm_exp, 1, 1)
+_tanh = np.frompyfunc(math.tanh, 1, 1)
+
+
+def exp(x: np.ndarray) -> np.ndarray:
+    """e^x element by element, by the C library (+inf past the largest double)."""
+    return np.asarray(_exp(x), dtype=np.float64)
+
+
+def tanh(x: np.ndarray) -> np.ndarray:
+    """tanh element by element, by the C library."""
+    return np.asarray(_tanh(x), dtype=np.float64)
+
+
 def _mean(x: np.ndarray) -> np.ndarray:
     return seq_sum(x, -1) / x.shape[-1]
 
@@ -257,12 +280,12 @@ def _rsqrt(x: np.ndarray) -> np.ndarray:
 
 
 def _sigmoid(x: np.ndarray) -> np.ndarray:
-    return 1.0 / (1.0 + np.exp(-x))
+    return 1.0 / (1.0 + exp(-x))
 
 
 def _gelu(x: np.ndarray) -> np.ndarray:
     """GELU's tanh form: 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))."""
-    return 0.5 * x * (1.0 + np.tanh(math.sqrt(2.0 / math.pi) * (x + 0.044715 * x * x * x)))
+    return 0.5 * x * (1.0 + tanh(math.sqrt(2.0 / math.pi) * (x + 0.044715 * x * x * x)))
 
 
 def _layernorm(x, scale, bias):
@@ -275,15 +298,15 @@ def _rmsnorm(x, scale, bias):
 
 
 def _softmax(x):
-    e = np.exp(x - np.max(x, axis=-1, keepdims=True))
+    e = exp(x - np.max(x, axis=-1, keepdims=True))
     return e / seq_sum(e, -1)
 
 
 KERNELS = {
     "add": np.add, "mul": np.multiply, "sub": np.subtract, "div": np.divide,
     "max": np.maximum, "min": np.minimum, "matmul": seq_matmul,
-    "relu": lambda x: np.maximum(x, 0.0), "gelu": _gelu, "sigmoid": _sigmoid, "tanh": np.tanh,
-    "silu": lambda x: x * _sigmoid(x), "neg": np.negative, "exp": np.exp, "abs": np.abs,
+    "relu": lambda x: np.maximum(x, 0.0), "gelu": _gelu, "sigmoid": _sigmoid, "tanh": tanh,
+    "silu": lambda x: x * _sigmoid(x), "neg": np.negative, "exp": exp, "abs": np.abs,
     "sqrt": np.sqrt, "rsqrt": _rsqrt, "transpose": np.transpose, "softmax": _softmax,
     "layernorm": _layernorm, "rmsnorm": _rmsnorm,
     "fused_matmul_relu": lambda a, b: np.maximum(seq_matmul(a, b), 0.0),

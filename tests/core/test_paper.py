@@ -310,6 +310,7 @@ def repo_copy(tmp_path_factory) -> tuple[Path, Path]:
     return copy, copy
 
 
+@pytest.mark.dot
 @pytest.mark.slow(seconds=60)
 def test_check_fails_after_a_planted_change_until_regenerated(repo_copy):
     copy, tree = repo_copy
