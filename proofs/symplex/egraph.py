@@ -2,17 +2,20 @@
 own evidence (PO14.400), every rule in use is proved over the reals by z3 (PO14.401),
 saturation keeps its limits and refuses unsound rules (PO14.402), extraction answers a cheaper
 term of equal value at the cost it reports (PO14.403), the evaluator accumulates in its stated
-order (PO14.404), and the cost is flops plus the ridge point times bytes (PO13.400)."""
+order and takes exp and tanh from the C library, exp +inf past overflow (PO14.404), and the
+cost is flops plus the ridge point times bytes (PO13.400)."""
 
 from __future__ import annotations
 
 import itertools
+import math
 
 import numpy as np
 from hypothesis import strategies as st
 
 from ...spec.core.errors import InvalidInput
 from ...spec.core.registry import Mutant
+from ...spec.symplex import tensor_expr
 from ...spec.symplex.egraph.cost import KNEE, node_cost, node_flops, term_cost
 from ...spec.symplex.egraph.ops import FACTOR, MLP, attention, terms
 from ...spec.symplex.egraph.patterns import (
@@ -225,7 +228,8 @@ def _order(case: tuple) -> None:
 @property_obligation(
     "PO14.404",
     "The evaluator's matmul and reducesum add their terms in increasing index order from 0.0, "
-    "one at a time, bit for bit.",
+    "one at a time, bit for bit; exp and tanh are the C library's element by element, exp "
+    "+inf past the largest double, so sigmoid reaches exactly 0 and 1.",
     covers=("egraph.eval",),
     subject=seq_matmul,
     mutants=(
@@ -234,12 +238,43 @@ def _order(case: tuple) -> None:
         Mutant.edit("pairwise sum", "reducesum is numpy's pairwise sum", seq_sum,
                     "acc = acc + np.take(x, [i], axis=axis)",
                     "acc = np.sum(x, axis=axis, keepdims=True)"),
+        Mutant.edit("overflow is 0", "exp past the largest double answers 0",
+                    tensor_expr._libm_exp, "return math.inf", "return 0.0"),
+        Mutant.edit("tanh in binary32", "tanh is rounded to float32", tensor_expr.tanh,
+                    "dtype=np.float64", "dtype=np.float32"),
     ),
 )
 def evaluation_order(_subject):
     return [Property("shapes up to 5 x 40 x 5", _order, cases=lambda: [
         (m, k, n, seed) for (m, k, n) in ((1, 1, 1), (2, 3, 4), (5, 40, 3), (3, 17, 5))
-        for seed in range(3)])]
+        for seed in range(3)]),
+            Property("exp and tanh at and past their limits", _transcendental, cases=lambda: [
+                -math.inf, -1000.0, -709.0, -20.0, -1.0, -1e-300, 0.0, 0.5, 1.0, 20.0, 709.0,
+                709.78, 710.0, 1000.0, 1e300, math.inf])]
+
+
+def _transcendental(v: float) -> None:
+    x = np.array([[v, -v]])
+    e, t = tensor_expr.exp(x), tensor_expr.tanh(x)
+    assert e.dtype == t.dtype == np.float64 and e.shape == t.shape == x.shape
+    for got, want in ((e[0, 0], _c_exp(v)), (t[0, 0], math.tanh(v))):
+        assert got == want, (v, got, want)
+    sig = evaluate(Op("sigmoid", (Sym("x", (1, 2)),)), {"x": x})[0, 0]
+    if v < -LN_DBL_MAX:
+        assert sig == 0.0, (v, sig)
+    elif v >= 37.0:
+        assert sig == 1.0, (v, sig)
+    elif -700.0 <= v <= 30.0:
+        assert 0.0 < sig < 1.0, (v, sig)
+
+
+LN_DBL_MAX = 709.782712893384
+"""ln of the largest double: exp of anything greater overflows."""
+
+
+def _c_exp(v: float) -> float:
+    """C's exp: math.exp, and +inf where the result overflows (C99 7.12.6.1)."""
+    return math.inf if v > LN_DBL_MAX else math.exp(v)
 
 
 def _roofline(case: tuple) -> None:
