@@ -21,8 +21,8 @@ from ..spec.core.schema import HASH64
 from ..spec.crucible import region_cache as cache_
 from ..spec.crucible import vigil as vg
 from ..spec.crucible.cipher import Cipher
+from ..spec.crucible.context import ContextMode
 from ..spec.crucible.crtrace import parse_crtrace
-from ..spec.crucible.crucible_context import ContextMode
 from ..spec.crucible.pipeline import recorded_of, run_pipeline
 from ..spec.crucible.replay_engine import ReplayStatus
 from ..spec.crucible.replay_ops import stream_from_wire

@@ -68,8 +68,8 @@ def rows() -> list[Row]:
 
 
 def repo_path(dotted: str) -> str:
-    """`crucible_spec.spec.ringkernel.hlc` -> `spec/ringkernel/hlc.py` (the layer folders sit
-    at the repository's root)."""
+    """`crucible_spec.spec.ringkernel.hlc.ops` -> `spec/ringkernel/hlc/ops.py` (the layer
+    folders sit at the repository's root)."""
     return dotted.removeprefix("crucible_spec.").replace(".", "/") + ".py"
 
 

@@ -73,7 +73,7 @@ CRUCIBLE = _part("crucible",
     "crucible.plan_validity")),
     Chapter(11, "Compiled replay", (
         "crucible.pool_allocator", "crucible.replay_region", "crucible.replay_engine",
-        "crucible.crucible_context", "crucible.vigil",
+        "crucible.context", "crucible.vigil",
         "crucible.replay_machines", "crucible.replay_context_ops", "crucible.vigil_ops",
         "crucible.replay_ops")),
     Chapter(12, "Kernels", (
@@ -138,15 +138,15 @@ SYMPLEX = _part("symplex",
 )
 
 RINGKERNEL = _part("ringkernel",
-    Chapter(1, "Hybrid logical clock", ("ringkernel.hlc", "ringkernel.hlc_ops",
-    "ringkernel.hlc_concurrency")),
+    Chapter(1, "Hybrid logical clock", ("ringkernel.hlc.clock", "ringkernel.hlc.ops",
+    "ringkernel.hlc.concurrency")),
     Chapter(2, "SPSC queue and GPU layouts", ("ringkernel.queue", "ringkernel.message")),
-    Chapter(3, "Kernel-to-kernel messaging", ("ringkernel.k2k_inbox", "ringkernel.k2k_broker",
-    "ringkernel.k2k_ops")),
+    Chapter(3, "Kernel-to-kernel messaging", ("ringkernel.k2k.inbox", "ringkernel.k2k.broker",
+    "ringkernel.k2k.ops")),
     Chapter(4, "Checkpoints", ("ringkernel.checkpoint", "ringkernel.checkpoint_delta",
     "ringkernel.checkpoint_ops")),
     Chapter(5, "TLA+ specifications", (
-        "ringkernel.tla.hlc", "ringkernel.tla.k2k_delivery", "ringkernel.tla.migration",
+        "ringkernel.tla.hlc", "ringkernel.tla.delivery", "ringkernel.tla.migration",
         "ringkernel.tla.multi_gpu_k2k",
         "ringkernel.tla.tenant_isolation", "ringkernel.tla.actor_lifecycle")),
 )

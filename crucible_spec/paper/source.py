@@ -45,7 +45,7 @@ def spec_module(name: str) -> ModuleType:
 
 def module_path(name: str) -> str:
     """The module's path as a reader of the repository finds it (`spec/crucible/hashing.py`,
-    `spec/ringkernel/hlc.py`)."""
+    `spec/ringkernel/hlc/clock.py`)."""
     folder = name.rpartition(".")[0].replace(".", "/")
     return "/".join(p for p in ("spec", folder, Path(spec_module(name).__file__).name) if p)
 

@@ -33,7 +33,7 @@ SYSTEMS: tuple[System, ...] = (
 
 _KEYS = {s.key for s in SYSTEMS}
 def system_of(module: str) -> str:
-    """The key of the system a spec module (`ringkernel.hlc`) belongs to: the system package
+    """The key of the system a spec module (`ringkernel.hlc.clock`) belongs to: the system package
     it lives in; the shared core counts as Crucible's."""
     head = module.split(".")[0]
     return head if head in _KEYS else "crucible"

@@ -41,7 +41,7 @@ MODULE_CHAPTERS: dict[str, int] = {
     "crucible.kernel_cache": 9, "crucible.memory_plan": 10, "crucible.plan_validity": 10,
     "crucible.pool_allocator": 11,
     "crucible.replay_engine": 11, "crucible.replay_machines": 11, "crucible.replay_region": 11,
-    "crucible.crucible_context": 11,
+    "crucible.context": 11,
     "crucible.vigil": 11, "crucible.philox": 17, "crucible.cdag": 18, "crucible.crtrace": 18,
     "crucible.cipher": 18, "crucible.transaction": 18,
     "crucible.region_cache": 18, "crucible.expr.arith": 14, "crucible.expr.pool": 14,

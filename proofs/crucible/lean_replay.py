@@ -10,11 +10,11 @@ from hypothesis import strategies as st
 
 from ...spec.core.bits import is_pow2
 from ...spec.core.registry import Mutant
-from ...spec.crucible import crucible_context as ctx
+from ...spec.crucible import context as ctx
 from ...spec.crucible import memory_plan as mp
 from ...spec.crucible import pool_allocator as pool
 from ...spec.crucible import replay_engine as engine
-from ...spec.crucible.crucible_context import ContextMode
+from ...spec.crucible.context import ContextMode
 from ...spec.crucible.replay_engine import ReplayStatus
 from ...spec.crucible.replay_region import Guard, ReplayOp, ReplayPlan, ReplayRegion, ReplaySlot
 from ..core.obligation import Property, property_obligation

@@ -9,7 +9,7 @@ begins at step 0. Expected values are worked out by hand from the machines' docs
 from __future__ import annotations
 
 from ...spec.core.registry import Mutant
-from ...spec.crucible import crucible_context as ctx_
+from ...spec.crucible import context as ctx_
 from ...spec.crucible import region_cache as rc
 from ...spec.crucible import replay_engine
 from ...spec.crucible import replay_machines as rm

@@ -9,7 +9,7 @@ from __future__ import annotations
 from ...engine import Implementation
 from ...spec.core.errata import profile_errata
 from ...spec.core.registry import REGISTRY, Mutant
-from ...spec.crucible import crucible_context as ctx_
+from ...spec.crucible import context as ctx_
 from ...spec.crucible import region_cache as cache_
 from ...spec.crucible import replay_region as rr
 from ...spec.crucible import transaction as tx

@@ -7,12 +7,12 @@ from __future__ import annotations
 
 from ...spec.core.errors import InvalidInput
 from ...spec.core.registry import Mutant
-from ...spec.crucible import crucible_context as ctx_
+from ...spec.crucible import context as ctx_
 from ...spec.crucible import pool_allocator as pool_
 from ...spec.crucible import replay_engine as engine_
 from ...spec.crucible import replay_region as rr
 from ...spec.crucible import vigil as vg
-from ...spec.crucible.crucible_context import CrucibleContext, Migration
+from ...spec.crucible.context import CrucibleContext, Migration
 from ...spec.crucible.hashing import fmix64
 from ...spec.crucible.pool_allocator import Handle, PoolAllocator
 from ...spec.crucible.replay_region import Guard, ReplayOp, ReplayPlan, ReplayRegion, ReplaySlot

@@ -6,7 +6,7 @@ offers must follow its bounds, and the region fixture `chain` must be the layout
 from __future__ import annotations
 
 from ...spec.core.registry import Mutant
-from ...spec.crucible import crucible_context as ctx_
+from ...spec.crucible import context as ctx_
 from ...spec.crucible import replay_engine
 from ...spec.crucible import replay_machines as rm
 from ...spec.crucible import vigil as vg

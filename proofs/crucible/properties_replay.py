@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 from ...spec.core.errata import NO_ERRATA, SEEDS, profile_errata
 from ...spec.core.registry import REGISTRY, Mutant
-from ...spec.crucible import crucible_context, replay_engine, replay_ops, vigil
+from ...spec.crucible import context, replay_engine, replay_ops, vigil
 from ...spec.crucible.replay_context_ops import context_simulate
 from ...spec.crucible.replay_ops import region_cache_simulate, txlog_simulate
 from ...spec.crucible.types import NONE32
@@ -233,12 +233,12 @@ def _contract(case: tuple[dict, frozenset[str]]) -> None:
     "context is COMPILED exactly when a region is active, and (in the spec) its pool is "
     "initialized exactly then.",
     covers=("context.simulate", "CrucibleContext"),
-    subject=crucible_context.activate,
+    subject=context.activate,
     mutants=(NO_RESET,
              Mutant.edit("deactivate keeps the region", "deactivate leaves the region active",
-                         crucible_context.deactivate, "    c.active_region = None\n", ""),
+                         context.deactivate, "    c.active_region = None\n", ""),
              Mutant.edit("migration past the prefix", "a switch also migrates the slots of "
-                         "the op at the divergence", crucible_context.migrate_prefix_slots,
+                         "the op at the divergence", context.migrate_prefix_slots,
                          "for i in range(div_pos):  # 1.", "for i in range(div_pos + 1):  # 1.")),
 )
 def context_contract(_subject):

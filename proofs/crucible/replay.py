@@ -7,7 +7,7 @@ Vigil, the log, the cache)."""
 from __future__ import annotations
 
 from ...spec.core.registry import Mutant
-from ...spec.crucible import crucible_context, region_cache, replay_engine, transaction, vigil
+from ...spec.crucible import context, region_cache, replay_engine, transaction, vigil
 from ...spec.crucible.replay_machines import (
     alignment_machine,
     cache_machine,
@@ -39,10 +39,10 @@ COMPLETE_EARLY = Mutant.edit("complete one op early", "the pass completes when t
                              "reaches the last op, not the end", replay_engine.advance,
                              "if e.cursor == len(e.ops):", "if e.cursor == len(e.ops) - 1:")
 NO_RESET = Mutant.edit("no reset", "a COMPLETE pass does not reset the engine",
-                       crucible_context.advance, "engine_.reset(c.engine)", "pass")
+                       context.advance, "engine_.reset(c.engine)", "pass")
 DIVERGENCE_AS_ITERATION = Mutant.edit(
     "divergence counted as an iteration", "a DIVERGED advance bumps compiled_iterations",
-    crucible_context.advance, "c.diverged_count += 1", "c.compiled_iterations += 1")
+    context.advance, "c.diverged_count += 1", "c.compiled_iterations += 1")
 RECORDS_DIVERGENT_OP = Mutant.edit(
     "records divergent op", "the fallback records the op that diverged", vigil.handle_divergence,
     "    ctx_.deactivate(v.ctx)  # 5. fall back to recording; g is not recorded\n",

@@ -11,7 +11,7 @@ import z3
 from hypothesis import strategies as st
 
 from ...spec.core.registry import Mutant
-from ...spec.ringkernel.hlc import (
+from ...spec.ringkernel.hlc.clock import (
     CLOCK_SKEW,
     E19_1,
     LOGICAL_OVERFLOW,
@@ -29,8 +29,8 @@ from ...spec.ringkernel.hlc import (
     unpack,
     update,
 )
-from ...spec.ringkernel.hlc_concurrency import packed_step, tick_machine
-from ...spec.ringkernel.hlc_ops import (
+from ...spec.ringkernel.hlc.concurrency import packed_step, tick_machine
+from ...spec.ringkernel.hlc.ops import (
     _update_result,
     compare_domain,
     compare_op,

@@ -11,9 +11,9 @@ from hypothesis import strategies as st
 
 from ...spec.core.errors import InvalidInput
 from ...spec.core.registry import Mutant
-from ...spec.ringkernel import k2k_inbox as k2k
 from ...spec.ringkernel import message as msg
 from ...spec.ringkernel import queue as q
+from ...spec.ringkernel.k2k import inbox as k2k
 from ..core.obligation import Property, model_obligation, property_obligation
 
 # ── PO4.110: the K2K inbox protocol ───────────────────────────────────────────────────────────
@@ -25,7 +25,7 @@ from ..core.obligation import Property, model_obligation, property_obligation
     "publish a sequence number; the receiver waits for it, reads, then frees) never writes "
     "over an unread message and never lets the receiver read a half-written slot, in every "
     "interleaving of 2 senders x 2 messages over 1, 2 and 3 slots and of 3 senders over 2.",
-    covers=("rk_k2k_inbox.inbox_machine",),
+    covers=("k2k.inbox.inbox_machine",),
     subject=k2k.inbox_machine,
     mutants=(
         Mutant.edit("no full check", "a sender claims a slot whatever tail is",

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from ...spec.core.registry import reference
-from ...spec.ringkernel.hlc_ops import (
+from ...spec.ringkernel.hlc.ops import (
     compare_op,
     device_update_op,
     pack_op,

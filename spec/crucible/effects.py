@@ -199,7 +199,7 @@ def declared_context(module: str) -> Context | None:
     because they predate `EFFECTS`; None for a module declared nowhere."""
     recorder = ("trace_ring", "trace_entry", "meta_log", "build_trace", "iteration_detector")
     pipeline = ("pipeline", "merkle_dag", "content_hash")
-    replay = ("replay_engine", "replay_region", "crucible_context", "region_cache")
+    replay = ("replay_engine", "replay_region", "context", "region_cache")
     if module.rsplit(".", 1)[-1] in recorder + pipeline + replay:
         return Context.PURE
     return None

@@ -23,8 +23,8 @@ from ..core.registry import InvalidCase, declare
 from ..core.schema import U32, Field, Json, record
 from ..core.steps import parse_steps, step_field, steps_schema
 from ..core.strategies import st
-from . import crucible_context as cx
-from .crucible_context import ContextMode, CrucibleContext
+from . import context as cx
+from .context import ContextMode, CrucibleContext
 from .pool_allocator import is_initialized
 from .replay_engine import ReplayStatus
 from .replay_ops import region_index, region_ops, step_guard

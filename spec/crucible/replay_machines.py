@@ -13,11 +13,11 @@ from typing import Any
 
 from ..core.errata import NO_ERRATA
 from ..core.machine import Machine
-from . import crucible_context as ctx_
+from . import context as ctx_
 from . import region_cache as rc
 from . import transaction as tx
 from . import vigil as vg
-from .crucible_context import ContextMode, CrucibleContext
+from .context import ContextMode, CrucibleContext
 from .iteration_detector import K
 from .replay_engine import ReplayStatus
 from .replay_region import Guard, ReplayOp, ReplayPlan, ReplayRegion, ReplaySlot, guard_key

@@ -10,12 +10,12 @@ import enum
 from dataclasses import dataclass, field
 
 from ..core.errata import NO_ERRATA, erratum
-from . import crucible_context as ctx_
+from . import context as ctx_
 from . import region_cache as cache_
 from . import transaction as tx_
 from .cdag import CdagPlan, CdagRegion
 from .cipher import Cipher
-from .crucible_context import ContextMode, CrucibleContext, Migration
+from .context import ContextMode, CrucibleContext, Migration
 from .iteration_detector import K
 from .replay_engine import ReplayStatus
 from .replay_region import (

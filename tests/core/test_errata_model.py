@@ -36,4 +36,5 @@ def test_an_invariant_the_seed_keeps_is_not_reproduced():
 def test_a_model_witness_names_a_machine_and_an_invariant():
     with pytest.raises(ValueError, match="machine, invariant"):
         erratum("E0.999", "t", seed="ringkernel@1.1.0", location="x", ops=(),
-                witness={"machine": "hlc_concurrency.tick_machine"}, flag="model", detail="d")
+                witness={"machine": "ringkernel.hlc.concurrency.tick_machine"}, flag="model",
+                detail="d")

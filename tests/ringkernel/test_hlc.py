@@ -17,7 +17,7 @@ from crucible_spec.conformance.serve import answer
 from crucible_spec.engine import Implementation
 from crucible_spec.spec.core.errata import profile_errata
 from crucible_spec.spec.core.registry import REGISTRY
-from crucible_spec.spec.ringkernel.hlc_concurrency import PackedClock
+from crucible_spec.spec.ringkernel.hlc.concurrency import PackedClock
 
 load_all()
 SEED = "ringkernel@1.1.0"

@@ -18,8 +18,8 @@ from crucible_spec.engine import Implementation, decode_args, run_reference
 from crucible_spec.proofs.core.model import explore
 from crucible_spec.spec.core.errata import profile_errata
 from crucible_spec.spec.core.registry import REGISTRY
-from crucible_spec.spec.ringkernel import k2k_inbox as k2k
 from crucible_spec.spec.ringkernel import queue as q
+from crucible_spec.spec.ringkernel.k2k import inbox as k2k
 from crucible_spec.witness import check
 
 load_all()

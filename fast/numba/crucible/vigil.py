@@ -11,7 +11,7 @@ from numba import njit
 from ....spec.core.registry import REGISTRY, kernel
 from ....spec.core.schema import HASH64
 from ....spec.crucible.cipher import E18_5, Cipher
-from ....spec.crucible.crucible_context import E11_3
+from ....spec.crucible.context import E11_3
 from ....spec.crucible.region_cache import CAP
 from ....spec.crucible.replay_region import E11_1, Guard
 from ....spec.crucible.transaction import E18_9, TXLOG_CAPACITY

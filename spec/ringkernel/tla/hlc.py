@@ -26,7 +26,7 @@ from typing import NamedTuple
 
 from ...core.errata import NO_ERRATA, SEEDS, erratum
 from ...core.machine import Machine
-from ..hlc import E19_1
+from ..hlc.clock import E19_1
 
 NODES = 2
 MAX_PHYSICAL = 3

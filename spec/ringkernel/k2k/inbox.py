@@ -28,8 +28,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass, replace
 
-from ..core.errata import NO_ERRATA, SEEDS, erratum
-from ..core.machine import Machine
+from ...core.errata import NO_ERRATA, SEEDS, erratum
+from ...core.machine import Machine
 
 E4_102 = "E4.102"
 E4_103 = "E4.103"
@@ -191,7 +191,7 @@ _LOCATION = "crates/ringkernel-cuda-codegen/src/ring_kernel.rs "
 erratum(
     E4_102, "A GPU K2K send claims a slot without a full check and overwrites unread messages",
     seed=SEEDS["ringkernel"], location=_LOCATION + "k2k_send_envelope",
-    ops=(), witness={"machine": "ringkernel.k2k_inbox.no_full_check", "invariant": NO_OVERWRITE},
+    ops=(), witness={"machine": "ringkernel.k2k.inbox.no_full_check", "invariant": NO_OVERWRITE},
     flag="model",
     detail="The sender's slot is atomicAdd(head, 1) & mask; tail is never read (the route "
            "carries target_tail 'for checking full' and nothing uses it), so a third message "
@@ -204,7 +204,7 @@ erratum(
 erratum(
     E4_103, "The GPU K2K receiver takes a slot below head before its writer finished",
     seed=SEEDS["ringkernel"], location=_LOCATION + "k2k_try_recv_envelope",
-    ops=(), witness={"machine": "ringkernel.k2k_inbox.head_before_write", "invariant":
+    ops=(), witness={"machine": "ringkernel.k2k.inbox.head_before_write", "invariant":
     NO_TORN_READ},
     flag="model",
     detail="head is bumped when a slot is claimed, before its header and payload are written, "
@@ -217,7 +217,7 @@ erratum(
 erratum(
     E4_104, "The GPU K2K receiver frees a slot before it reads it",
     seed=SEEDS["ringkernel"], location=_LOCATION + "k2k_try_recv_envelope",
-    ops=(), witness={"machine": "ringkernel.k2k_inbox.free_before_read", "invariant": NO_OVERWRITE},
+    ops=(), witness={"machine": "ringkernel.k2k.inbox.free_before_read", "invariant": NO_OVERWRITE},
     flag="model",
     detail="tail += 1 happens before k2k_try_recv_envelope returns the slot's pointer, so even "
            "with a full check a sender may claim the slot again and write over the message "

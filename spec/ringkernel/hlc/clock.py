@@ -28,7 +28,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from ..core.bits import (
+from ...core.bits import (
     BitVal,
     add,
     is_symbolic,
@@ -41,8 +41,8 @@ from ..core.bits import (
     z3_module,
     zext,
 )
-from ..core.errata import NO_ERRATA, SEEDS
-from ..core.layout import Member, struct, u64
+from ...core.errata import NO_ERRATA, SEEDS
+from ...core.layout import Member, struct, u64
 
 RINGKERNEL = SEEDS["ringkernel"]
 """The seed whose structs these are."""

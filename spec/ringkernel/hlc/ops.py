@@ -1,6 +1,6 @@
 """Chapter 19 wire ops of RingKernel's hybrid logical clock: hlc.tick, hlc.update (the host's
 HlcClock::update), hlc.device_update (a kernel receiving on the device), hlc.pack, hlc.unpack
-and hlc.compare, with the errata of RingKernel 1.1.0 against spec/ringkernel/hlc.py.
+and hlc.compare, with the errata of RingKernel 1.1.0 against spec/ringkernel/hlc/clock.py.
 
 A clock or timestamp on the wire is {physical, logical, node_id}, u64 integers, microseconds.
 A tick or update answers the clock after the call: ok with the issued timestamp, or ok false
@@ -9,13 +9,13 @@ with the outcome (clock_skew, logical_overflow) and the clock unchanged.
 
 from __future__ import annotations
 
-from ..core.errata import NO_ERRATA, SEEDS, erratum
-from ..core.errors import InvalidInput
-from ..core.registry import InvalidCase, declare
-from ..core.schema import BOOL, I8, U64, Field, Int, record
-from ..core.strategies import st
-from ..pyc.wire import Named
-from .hlc import (
+from ...core.errata import NO_ERRATA, SEEDS, erratum
+from ...core.errors import InvalidInput
+from ...core.registry import InvalidCase, declare
+from ...core.schema import BOOL, I8, U64, Field, Int, record
+from ...core.strategies import st
+from ...pyc.wire import Named
+from .clock import (
     CLOCK_SKEW,
     E19_1,
     E19_2,

@@ -3,6 +3,6 @@
 from __future__ import annotations
 
 from ...spec.core.registry import reference
-from ...spec.ringkernel.k2k_ops import simulate
+from ...spec.ringkernel.k2k.ops import simulate
 
 reference("k2k.simulate")(simulate)

@@ -22,7 +22,7 @@ from typing import NamedTuple
 
 from ...core.errata import NO_ERRATA, SEEDS, erratum
 from ...core.machine import Machine
-from ..k2k_inbox import E4_102
+from ..k2k.inbox import E4_102
 
 ACTORS = 2
 MAX_MSGS = 4

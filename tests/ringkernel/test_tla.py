@@ -16,8 +16,8 @@ from crucible_spec.proofs.core.model import explore
 from crucible_spec.spec.core.errata import NO_ERRATA, profile_errata
 from crucible_spec.spec.core.registry import REGISTRY
 from crucible_spec.spec.ringkernel.tla import actor_lifecycle as al
+from crucible_spec.spec.ringkernel.tla import delivery as k2k
 from crucible_spec.spec.ringkernel.tla import hlc
-from crucible_spec.spec.ringkernel.tla import k2k_delivery as k2k
 from crucible_spec.spec.ringkernel.tla import migration as mig
 from crucible_spec.spec.ringkernel.tla import multi_gpu_k2k as mg
 from crucible_spec.spec.ringkernel.tla import tenant_isolation as ti

@@ -4,7 +4,7 @@ interleaving of two threads, each ticking twice; each tick reads the wall clock 
 The spec's tick is linearizable: the clock is one word (physical, logical), a packed word
 under one compare-and-swap, or a lock.
 1. Read the word.
-2. Compute tick's result from it (spec/ringkernel/hlc.py, step 2).
+2. Compute tick's result from it (spec/ringkernel/hlc/clock.py, step 2).
 3. CAS the word from the value read to the result; on failure go back to 1.
 4. Return the result.
 
@@ -23,9 +23,9 @@ import threading
 from collections.abc import Iterator
 from dataclasses import dataclass, replace
 
-from ..core.errata import NO_ERRATA, SEEDS, erratum
-from ..core.machine import Machine
-from .hlc import HlcTimestamp, tick
+from ...core.errata import NO_ERRATA, SEEDS, erratum
+from ...core.machine import Machine
+from .clock import HlcTimestamp, tick
 
 E19_5 = "E19.5"
 """RingKernel's tick: a CAS on physical only, then a plain store of logical."""
@@ -158,7 +158,7 @@ erratum(
     E19_5, "Two threads can tick one clock to the same timestamp",
     seed=SEEDS["ringkernel"], location="crates/ringkernel-core/src/hlc.rs, HlcClock::tick",
     ops=("hlc.tick",),
-    witness={"machine": "ringkernel.hlc_concurrency.tick_machine", "invariant": INVARIANT},
+    witness={"machine": "ringkernel.hlc.concurrency.tick_machine", "invariant": INVARIANT},
     flag="model",
     detail="physical and logical are two AtomicU64s; tick compares-and-swaps physical only and "
            "then stores logical. Two threads that read (P, L) with a wall clock <= P both swap "

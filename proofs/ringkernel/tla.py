@@ -22,8 +22,8 @@ from __future__ import annotations
 from ...spec.core.errata import NO_ERRATA
 from ...spec.core.registry import Mutant
 from ...spec.ringkernel.tla import actor_lifecycle as al
+from ...spec.ringkernel.tla import delivery as k2k
 from ...spec.ringkernel.tla import hlc
-from ...spec.ringkernel.tla import k2k_delivery as k2k
 from ...spec.ringkernel.tla import migration as mig
 from ...spec.ringkernel.tla import multi_gpu_k2k as mg
 from ...spec.ringkernel.tla import tenant_isolation as ti

@@ -9,8 +9,8 @@ from __future__ import annotations
 from collections import defaultdict
 
 from ...spec.core.registry import Mutant
-from ...spec.ringkernel import k2k_broker as kb
-from ...spec.ringkernel.k2k_ops import domain, edges, simulate
+from ...spec.ringkernel.k2k import broker as kb
+from ...spec.ringkernel.k2k.ops import domain, edges, simulate
 from ..core.obligation import Property, model_obligation, property_obligation
 
 

@@ -1,5 +1,5 @@
 """Op `k2k.simulate`: run register, close, unregister, route, unroute, tenant, tick, send,
-receive and forward steps on one fresh K2K broker (spec/ringkernel/k2k_broker.py) and report each
+receive and forward steps on one fresh K2K broker (spec/ringkernel/k2k/broker.py) and report each
 step's
 answer, every endpoint's queue, the audit events, the stored receipts and the counters.
 
@@ -17,14 +17,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..core import shapes as js
-from ..core.errata import NO_ERRATA, SEEDS, erratum
-from ..core.errors import InvalidInput, SpecError
-from ..core.registry import InvalidCase, declare
-from ..core.schema import U8, U32, U64, Field, Json, Utf8, record
-from ..core.steps import parse_steps, steps_schema
-from ..core.strategies import st
-from . import k2k_broker as kb
+from ...core import shapes as js
+from ...core.errata import NO_ERRATA, SEEDS, erratum
+from ...core.errors import InvalidInput, SpecError
+from ...core.registry import InvalidCase, declare
+from ...core.schema import U8, U32, U64, Field, Json, Utf8, record
+from ...core.steps import parse_steps, steps_schema
+from ...core.strategies import st
+from . import broker as kb
 
 MAX_STEPS = 4096
 """The spec's own bound on the steps of one simulation."""

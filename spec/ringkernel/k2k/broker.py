@@ -43,8 +43,8 @@ from collections import deque
 from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
 
-from ..core.errata import NO_ERRATA
-from ..core.machine import Machine
+from ...core.errata import NO_ERRATA
+from ...core.machine import Machine
 
 E19_20 = "E19.20"
 E19_21 = "E19.21"

@@ -1,0 +1,1 @@
+"""Spec: RingKernel's hybrid logical clock."""

@@ -1,0 +1,1 @@
+"""Spec: RingKernel's kernel-to-kernel (K2K) messaging."""

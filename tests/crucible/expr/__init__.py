@@ -1,0 +1,1 @@
+"""Tests: Crucible's ExprPool (symbolic expressions)."""
