@@ -1,8 +1,9 @@
 """`crucible-spec ops`: the coverage table of every registered op (design §2).
 
 One row per op: its chapter, whether the reference, numba and cupy implementations exist (or
-why a backend is not applicable), how many conformance cases cover it, its proof obligations
-and its errata. A hole shows as MISSING the moment it exists.
+why a backend is not applicable, or which package they need that is not installed here), how
+many conformance cases cover it, its proof obligations and its errata. A hole shows as MISSING
+the moment it exists.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from dataclasses import asdict, dataclass, field
 from .commands.console import render as render_table
 from .commands.console import table as console_table
 from .conformance import vectors
+from .spec.core.optional import installed
 from .spec.core.registry import BACKENDS, REGISTRY
 
 YES, NA, MISSING = "yes", "n/a", "MISSING"
@@ -32,6 +34,8 @@ class Row:
     proof_note: str = ""
     modules: dict = field(default_factory=dict)
     """Repository paths of the op's spec, reference, kernel and proof modules."""
+    needs: list[str] = field(default_factory=list)
+    """Optional packages the op needs (a cell shows `needs X` where X is not installed)."""
 
     @property
     def holes(self) -> list[str]:
@@ -55,15 +59,17 @@ def rows() -> list[Row]:
     for name in sorted(REGISTRY.ops, key=lambda n: (REGISTRY.ops[n].chapter, n)):
         op = REGISTRY.ops[name]
         cells, reasons = {}, {}
+        absent = [p for p in op.needs if not installed(p)]
+        present = f"needs {', '.join(absent)}" if absent else YES
         for b in BACKENDS:
             if b in op.not_applicable:
                 cells[b], reasons[b] = NA, op.not_applicable[b]
             else:
-                cells[b] = YES if name in REGISTRY.kernels[b] else MISSING
-        out.append(Row(name, op.chapter, YES if name in REGISTRY.references else MISSING,
+                cells[b] = present if name in REGISTRY.kernels[b] else MISSING
+        out.append(Row(name, op.chapter, present if name in REGISTRY.references else MISSING,
                        cells["numba"], cells["cupy"], counts.get(name, 0),
                        REGISTRY.obligations_for(name), REGISTRY.errata_for(name), reasons,
-                       op.proof_note, module_paths(name)))
+                       op.proof_note, module_paths(name), list(op.needs)))
     return out
 
 

@@ -55,10 +55,11 @@ def run(args: argparse.Namespace) -> int:
     path = Path(args.report) if args.report else default
     if not args.report:
         path.parent.mkdir(parents=True, exist_ok=True)
-    write_output(path, report.report_json(outcomes, args.mutants, wall, jobs).encode(),
+    write_output(path, report.report_json(outcomes, args.mutants, wall, jobs,
+                                          args.require_all).encode(),
                  args.force or not args.report)
     print(f"report: {path}")
-    return 0 if report.ok(outcomes, args.mutants) else 1
+    return 0 if report.ok(outcomes, args.mutants, args.require_all) else 1
 
 
 def add_parser(sub) -> None:
@@ -66,12 +67,16 @@ def add_parser(sub) -> None:
         "prove", help="check the proof obligations",
         description="Check proof obligations in parallel and print id, statement, result and "
                     "seconds. Results of z3 queries are cached by the sha256 of the exact "
-                    "query and the z3 version. Exits 1 if any obligation is refuted, unknown "
-                    "or broken; with --mutants, if any mutant survives.")
+                    "query and the z3 version. An obligation that needs an optional package "
+                    "that is not installed (egglog, ...) is reported 'skipped: needs X'. "
+                    "Exits 1 if any obligation is refuted, unknown or broken, or with "
+                    "--require-all skipped; with --mutants, if any mutant survives.")
     p.add_argument("ids", nargs="*", metavar="ID", help="obligation ids or globs (PO8.*); "
                                                         "default: all")
     p.add_argument("--mutants", action="store_true",
                    help="check that every obligation fails on each of its mutants")
+    p.add_argument("--require-all", action="store_true",
+                   help="fail (exit 1) when an obligation is skipped for a missing package")
     p.add_argument("-j", "--jobs", type=positive_int, default=None,
                    help="parallel workers (default: one per CPU)")
     p.add_argument("--timeout", type=seconds, default=None,

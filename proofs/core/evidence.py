@@ -12,6 +12,7 @@ from random import Random
 from hypothesis import HealthCheck, Phase, find, settings
 from hypothesis.errors import NoSuchExample
 
+from ...spec.core.optional import MissingPackage, load
 from .obligation import Contract, Property
 
 BACKEND_VARIABLE = "CRUCIBLE_SPEC_HYPOTHESIS_BACKEND"
@@ -29,9 +30,12 @@ class Evidence:
 
 
 def _fails(check, case) -> str | None:
-    """None when `check(case)` holds, else why not."""
+    """None when `check(case)` holds, else why not. A missing optional package is no
+    violation: it ends the check (MissingPackage propagates)."""
     try:
         check(case)
+    except MissingPackage:
+        raise
     except Exception as e:  # any exception in a spec function under check is a violation
         return f"{type(e).__name__}: {e}"[:400]
     return None
@@ -79,19 +83,16 @@ seconds, so that its iteration budget, not the machine's load, ends the search."
 
 def check_contract(c: Contract) -> Evidence:
     """crosshair's symbolic search over the asserts of `c.fn`, bounded by iterations."""
-    from crosshair.core import run_checkables
-    from crosshair.core_and_libs import AnalysisKind, MessageType, analyze_function
-    from crosshair.options import AnalysisOptionSet
-
-    options = AnalysisOptionSet(analysis_kind=[AnalysisKind.asserts],
-                                max_iterations=c.iterations,
-                                per_condition_timeout=c.seconds * LOAD_HEADROOM,
-                                per_path_timeout=max(1.0, c.seconds) * LOAD_HEADROOM / 4)
-    messages = list(run_checkables(analyze_function(c.fn, options)))
-    bad = [m for m in messages
-           if m.state not in (MessageType.CONFIRMED, MessageType.CANNOT_CONFIRM)]
+    core, libs = load("crosshair.core"), load("crosshair.core_and_libs")
+    kinds = libs.MessageType
+    options = load("crosshair.options").AnalysisOptionSet(
+        analysis_kind=[libs.AnalysisKind.asserts], max_iterations=c.iterations,
+        per_condition_timeout=c.seconds * LOAD_HEADROOM,
+        per_path_timeout=max(1.0, c.seconds) * LOAD_HEADROOM / 4)
+    messages = list(core.run_checkables(libs.analyze_function(c.fn, options)))
+    bad = [m for m in messages if m.state not in (kinds.CONFIRMED, kinds.CANNOT_CONFIRM)]
     if bad:
         return Evidence("; ".join(f"{m.state.name}: {m.message}" for m in bad)[:1500],
                         c.iterations)
     return Evidence(None, c.iterations,
-                    confirmed=any(m.state == MessageType.CONFIRMED for m in messages))
+                    confirmed=any(m.state == kinds.CONFIRMED for m in messages))

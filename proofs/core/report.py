@@ -8,7 +8,7 @@ from collections import Counter
 from ... import SPEC_VERSION
 from ...commands.console import render
 from ...commands.console import table as console_table
-from .runner import KILLED, PROVED, Outcome, z3_version
+from .runner import KILLED, PROVED, SKIPPED, Outcome, z3_version
 
 STATEMENT_WIDTH = 72
 
@@ -23,13 +23,24 @@ def table(outcomes: list[Outcome], mutants: bool) -> str:
         body = [[o.id, o.mutant or "", o.verdict, _seconds(o)] for o in outcomes]
     else:
         header = ["id", "statement", "result", "seconds"]
-        body = [[o.id, _clip(o.statement), o.status + (f" ({o.states:,} states)"
-                                                         if o.states is not None else ""),
-                 _seconds(o)] for o in outcomes]
+        body = [[o.id, _clip(o.statement), _result(o), _seconds(o)] for o in outcomes]
     lines = [render(console_table(header, body, right=("seconds",)))]
     for o in outcomes:
         lines += _details(o)
     return "\n".join(lines)
+
+
+COUNTED = {"model": "states", "property": "cases", "contract": "iterations"}
+"""What a check of each kind counts: states explored, cases tried, crosshair's iterations."""
+
+
+def _result(o: Outcome) -> str:
+    """An obligation's result cell: `proved (N states)`, `skipped: needs egglog`, ..."""
+    if o.status == SKIPPED:
+        return f"{SKIPPED}: needs {', '.join(o.needs)}"
+    if o.states is None:
+        return o.status
+    return f"{o.status} ({o.states:,} {COUNTED.get(o.kind, 'states')})"
 
 
 def _clip(text: str) -> str:
@@ -39,7 +50,7 @@ def _clip(text: str) -> str:
 def _details(o: Outcome) -> list[str]:
     """Why an obligation failed (or a mutant survived): the failing queries and their models."""
     good = KILLED if o.mutant else PROVED
-    if o.verdict == good:
+    if o.verdict in (good, SKIPPED):
         return []
     head = f"{o.id}" + (f" [{o.mutant}]" if o.mutant else "") + f": {o.verdict}"
     out = [f"\n{head}", f"  {o.statement}"]
@@ -58,6 +69,9 @@ def summary(outcomes: list[Outcome], mutants: bool, wall: float) -> str:
     order = ["killed", "survived", "unknown", "error"] if mutants else \
         ["proved", "refuted", "unknown", "error"]
     parts = [f"{counts.get(k, 0)} {k}" for k in order]
+    if counts.get(SKIPPED):
+        needs = sorted({p for o in outcomes for p in o.needs})
+        parts.append(f"{counts[SKIPPED]} skipped (needs {', '.join(needs)})")
     return f"{', '.join(parts)} ({cached} cached) in {wall:.1f} s"
 
 
@@ -78,12 +92,15 @@ def expensive_table(outcomes: list[Outcome], count: int = MOST_EXPENSIVE) -> str
     return render(console_table(header, body, right=("seconds", "share")))
 
 
-def ok(outcomes: list[Outcome], mutants: bool) -> bool:
-    good = KILLED if mutants else PROVED
-    return all(o.verdict == good for o in outcomes)
+def ok(outcomes: list[Outcome], mutants: bool, require_all: bool = False) -> bool:
+    """Every obligation proved (every mutant killed); one skipped for a missing package
+    counts as neither, unless `require_all`."""
+    allowed = {KILLED if mutants else PROVED} | (set() if require_all else {SKIPPED})
+    return all(o.verdict in allowed for o in outcomes)
 
 
-def report_json(outcomes: list[Outcome], mutants: bool, wall: float, jobs: int) -> str:
+def report_json(outcomes: list[Outcome], mutants: bool, wall: float, jobs: int,
+                require_all: bool = False) -> str:
     """The JSON report of a run: versions, mode, summary and each outcome."""
     report = {
         "spec_version": SPEC_VERSION,
@@ -92,7 +109,7 @@ def report_json(outcomes: list[Outcome], mutants: bool, wall: float, jobs: int) 
         "jobs": jobs,
         "wall_seconds": round(wall, 3),
         "summary": dict(Counter(o.verdict for o in outcomes)),
-        "ok": ok(outcomes, mutants),
+        "ok": ok(outcomes, mutants, require_all),
         "results": [o.to_json() for o in outcomes],
         "most_expensive": [{"id": o.id, "mutant": o.mutant, "kind": o.kind,
                             "seconds": o.seconds} for o in most_expensive(outcomes)],

@@ -20,6 +20,7 @@ import z3
 
 from ... import spec as spec_package
 from ...spec.core.machine import Machine
+from ...spec.core.optional import MissingPackage
 from ...spec.core.registry import REGISTRY, SAME_SUBJECT, Obligation, po_sort_key
 from . import cache, patch
 from .evidence import BACKEND_VARIABLE, check_contract, check_property
@@ -27,6 +28,8 @@ from .model import explore
 from .obligation import DEFAULT_RLIMIT, Contract, Property, Query
 
 PROVED, REFUTED, UNKNOWN, ERROR = "proved", "refuted", "unknown", "error"
+SKIPPED = "skipped"
+"""Not checked: the check needs an optional package that is not installed (never refuted)."""
 KILLED, SURVIVED = "killed", "survived"
 
 
@@ -56,6 +59,8 @@ class Outcome:
     cached: bool
     queries: list[QueryOutcome] = field(default_factory=list)
     error: str | None = None
+    needs: list[str] = field(default_factory=list)
+    """The missing packages a skipped obligation needs."""
 
     @property
     def states(self) -> int | None:
@@ -66,7 +71,7 @@ class Outcome:
     @property
     def verdict(self) -> str:
         """For a mutant: killed when the obligation fails on it; otherwise the status."""
-        if self.mutant is None:
+        if self.mutant is None or self.status == SKIPPED:
             return self.status
         return {REFUTED: KILLED, PROVED: SURVIVED}.get(self.status, self.status)
 
@@ -244,21 +249,29 @@ def check_obligation(po: Obligation, mutant: str | None, settings: Settings) -> 
             patch.edited(m.target, m.old, m.new, m.occurrence)
         with planted:
             queries = _check_items(po, subject, settings, variant, shrink=m is None)
+    except MissingPackage as e:  # its items cannot even be built here
+        return Outcome(po.id, po.statement, po.kind, mutant, SKIPPED,
+                       round(time.perf_counter() - start, 4), False, error=e.message,
+                       needs=[e.package])
     except Exception as e:  # a broken obligation is reported, never crashes the run
         return Outcome(po.id, po.statement, po.kind, mutant, ERROR,
                        round(time.perf_counter() - start, 4), False,
                        error=f"{type(e).__name__}: {e}")
+    needs = sorted({q.model for q in queries if q.status == SKIPPED})
     statuses = {q.status for q in queries}
-    status = REFUTED if REFUTED in statuses else UNKNOWN if UNKNOWN in statuses else PROVED
+    status = next((s for s in (REFUTED, UNKNOWN, SKIPPED) if s in statuses), PROVED)
     return Outcome(po.id, po.statement, po.kind, mutant, status,
                    round(time.perf_counter() - start, 4),
-                   bool(queries) and all(q.cached for q in queries), queries)
+                   bool(queries) and all(q.cached for q in queries), queries,
+                   error="; ".join(MissingPackage(p).message for p in needs) or None,
+                   needs=needs)
 
 
 def _check_items(po: Obligation, subject, settings: Settings, variant: str, shrink: bool
                  ) -> list[QueryOutcome]:
     """Each item of the obligation checked in order, up to the first refuted one (it alone
-    decides the outcome; a mutant is killed by it, and its case is not shrunk)."""
+    decides the outcome; a mutant is killed by it, and its case is not shrunk). An item that
+    needs a missing package is skipped, its model the package's name."""
     if po.kind == "model":
         check = functools.partial(check_machine, settings=settings, variant=variant)
     elif po.kind in ("property", "contract"):
@@ -269,7 +282,11 @@ def _check_items(po: Obligation, subject, settings: Settings, variant: str, shri
             check_query, timeout_s=settings.timeout_s or po.timeout_s, settings=settings))
     outs: list[QueryOutcome] = []
     for item in po.build(subject):
-        outs.append(check(item))
+        try:
+            outs.append(check(item))
+        except MissingPackage as e:
+            label = getattr(item, "label", None) or getattr(item, "name", "")
+            outs.append(QueryOutcome(label, SKIPPED, 0.0, False, e.package))
         if outs[-1].status == REFUTED:
             break
     return outs

@@ -65,6 +65,8 @@ class Op:
     """JSON Schema the args meet across fields (e.g. a struct's fields by the struct's name)."""
     module: str = ""
     """The spec module that declares the op (dotted), set by `declare`."""
+    needs: tuple[str, ...] = ()
+    """Optional packages every implementation of the op needs (spec/core/optional.py)."""
 
     def strategy(self) -> st.SearchStrategy:
         """Valid inputs (Python values): the op's declared domain, else one derived from `args`."""

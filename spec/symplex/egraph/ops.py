@@ -323,6 +323,7 @@ declare(
                  {"term": FACTOR, "rules": None, "limits": {"nodes": 0}}))),
     not_applicable={"numba": "egglog does the saturation; the DP walks one e-graph",
                     "cupy": "egglog does the saturation; the DP walks one e-graph"},
+    needs=("egglog",),
 )
 
 _LOC = "rust-engine/src/fusion_engine.rs"

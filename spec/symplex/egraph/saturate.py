@@ -28,6 +28,7 @@ from collections import deque
 from dataclasses import dataclass
 from typing import Any
 
+from ...core.optional import load
 from ..tensor_expr import ARITY, REDUCTIONS, Const, Op, Sym, Term, Ty, check_term, symbols, type_of
 from .cost import node_cost, term_cost
 from .patterns import Var, parse_pattern
@@ -91,9 +92,7 @@ def saturate_graph(term: Term, rules: list[Rule], limits: Limits) -> tuple[dict,
     """Step 3: the serialized e-graph, the iterations run and why it stopped. egglog is
     imported here, not at load: its import starts a thread, and a process forked after that
     (the prover's workers) hangs in egglog."""
-    import egglog.bindings as eb
-
-    eg = eb.EGraph()
+    eg = load("egglog.bindings").EGraph()
     _run(eg, program(term, rules))
     iterations, reason = 0, "iteration_limit"
     while iterations < limits.iterations:
