@@ -20,14 +20,14 @@ from crucible_spec.conformance.vector_store import Suite
 ROOT = vectors.VECTORS_DIR
 
 FLAT_MANIFESTS = {
-    "crucible": "4ec52126b49938a2e10bda472e712e78b3214dbdf38f78197626ee78e4d8f361",
-    "crucible@8d2680a2": "84c1f731fbb6752378d2dbf0e466d8a50dbc6530790e4e5a3023b431d47d35ed",
-    "crucible@9cf2c965": "c7dac1bdd001b3b26200099f1a45b8eafe40fc9654cd2013b53a8f1581f9df2a",
-    "pyc@fdf1563": "150ffe618db442b07eeae86d10f61a55bd789bde8169e69a04fe03bab101b9c3",
-    "ringkernel@1.1.0": "c83da79f22f485f59cfaeb55a209581029d157fd6187a2b1f6d819ba838a13c7",
-    "symplex@1.0.0": "896f8769b20dd96fd3c987bfda9e7eedf4a697ee9120f91e3f4de2af9039ba6b",
-    "vyre@0.6.3": "1bd399c6ad485a6630d09a28aab52ecb6c4e2eb156be3de96f1b5fe0f717d34b",
-    "vyre@0.6.5": "6e82a34c65f5c680c23ee9b220b06211c3a0ef64af5b139d4d133cbfba68797e",
+    "crucible": "47d885034f620678d1282388647d0dff3ed2ffdcb79fdbeeb7fd921a1c78950a",
+    "crucible@8d2680a2": "6851b928df054e9f8c9371411049ab11924f27a52ff17c857a7416a12d67e4b1",
+    "crucible@9cf2c965": "c28bcb8a758cd08c14e4d7748660b1462099832476510111094cf14ebcefe1a2",
+    "pyc@fdf1563": "984a38696673d57872e55eae652bdd86fe3037e1b1440671928b9215d2df1b97",
+    "ringkernel@1.1.0": "89df0e4036fbff3a22842623b92ecd9205a8bce82929faea746e400e500e2444",
+    "symplex@1.0.0": "cee55ca61807d8b50cc94cfb8c9e7f042bc6bacd2d43ee434a8aee703f829150",
+    "vyre@0.6.3": "ffd8c5551d75fd3fbdea21cfd633030d26d825c65014c7300c4c5dbb49b35fb7",
+    "vyre@0.6.5": "f438908b47a18ee3dffffb599033a61a9bffaccf4f288a0e24eedad78ba7adcf",
 }
 """sha256 of each profile's manifest.json as the flat generation wrote it before overlays (each
 manifest holds the sha256 of every file). Regenerating the vectors changes them: replace them

@@ -1,10 +1,10 @@
 """Chapter 14 obligations: every integer rewrite rule of ExprPool is sound over the mathematical
 integers on its family of left-hand sides, or z3 finds the witness that it is not (PO14.551 to
-PO14.590, one per row of spec/crucible/expr/rule_table's RULES, in order); each asks z3 under the
+PO14.592, one per row of spec/crucible/expr/rule_table's RULES, in order); each asks z3 under the
 spec's
 profile and under Crucible's (E14.501-E14.503): unsat where the profile's pool keeps the rule
 sound, sat (a witness) where its erratum or an open finding breaks it. Every node those rules
-make carries only sign, zero and parity flags its meaning keeps (PO14.591)."""
+make carries only sign, zero and parity flags its meaning keeps (PO14.593)."""
 
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ from ....spec.crucible.expr.arith import (
     python_mod_fold,
 )
 from ....spec.crucible.expr.canon import CanonMixin
-from ....spec.crucible.expr.divide import DivideMixin
+from ....spec.crucible.expr.divide import E14_504, DivideMixin
 from ....spec.crucible.expr.logic import LogicMixin
 from ....spec.crucible.expr.rule_table import RULES
 from ....spec.crucible.expr.rules import (
@@ -105,12 +105,16 @@ MUTANTS: dict[str, tuple[Mutant, ...]] = {
                                        "ceil_div: l + (r - 1) whatever r's sign", D.ceil_div,
                                        "if rhs.flags & ExprFlags.IS_POSITIVE or E14_551",
                                        "if True or E14_551"),),
+    "mod 0": (Mutant.edit("zero divisor simplified", "mod skips its rule 0", D.mod,
+                          "if self.by_zero(rhs):", "if False:"),),
     "mod 1": (Mutant.edit("C remainder", "the spec's mod folds with C's `%`", D.mod,
                           "fold = c_rem if E14_503 in self.errata else python_mod_fold",
                           "fold = c_rem"),),
     "mod 2-4": (Mutant.edit("odd % 2 = 0", "an odd operand's parity answers 0",
                             D.mod_identities, "return self.integer(1)",
                             "return self.integer(0)"),),
+    "python_mod 0": (Mutant.edit("zero divisor simplified", "python_mod skips its rule 0",
+                                 D.python_mod, "if self.by_zero(rhs):", "if False:"),),
     "python_mod 1": (Mutant.edit("wrong correction", "the fold moves a remainder by -r",
                                  python_mod_fold, "rem + b, rem)", "rem - b, rem)"),),
     "python_mod 2-4": (Mutant.edit("l % 2 = 0", "a divisor of 2 answers 0 like 1",
@@ -195,22 +199,30 @@ for _i, _rule in enumerate(RULES):
 
 
 def flag_queries(_subject) -> list[Query]:
-    """Per profile: no node any rule's instances make carries a flag its meaning breaks."""
+    """Per profile: no node any rule's instances make carries a flag its meaning breaks. Under
+    Crucible's, the rows of a zero divisor are asked apart, for E14.504's witness (MOD(x, 0)
+    flagged non-negative)."""
     out = []
     for profile, errata in (("spec", NO_ERRATA), ("crucible@8d2680a2", seed_errata())):
         pool, syms = pool_with_symbols(errata)
-        cases = [(args, apply(pool, rule.constructor, args))
-                 for rule in RULES for args in rule.instances(pool, syms)]
-        out.append(Query(f"flags under {profile}", flags_formula(cases), rlimit=RLIMIT))
+        broken = [r for r in RULES if r.seed == E14_504 and E14_504 in errata]
+        for rules, label, expect in (([r for r in RULES if r not in broken], "", "unsat"),
+                                     (broken, " over a zero divisor (E14.504)", "sat")):
+            cases = [(args, apply(pool, rule.constructor, args))
+                     for rule in rules for args in rule.instances(pool, syms)]
+            if cases:
+                out.append(Query(f"flags under {profile}{label}", flags_formula(cases),
+                                 expect=expect, rlimit=RLIMIT))
     return out
 
 
 @z3_obligation(
-    "PO14.591",
+    "PO14.593",
     "Every node ExprPool's rules make on their families (results and their children, under "
     "both profiles) carries only sign, zero and parity flags that hold of its meaning, its "
     "symbols within their declared ranges: FLOOR_DIV is non-negative only over a non-negative "
-    "dividend and a positive divisor, MOD and MODULAR_INDEXING are never negative.",
+    "dividend and a positive divisor, MOD and MODULAR_INDEXING are never negative; MOD by "
+    "a zero divisor is not flagged non-negative (Crucible's is: E14.504).",
     covers=("expr.canon",),
     subject=DivideMixin.floor_div_node,
     mutants=(
@@ -218,6 +230,8 @@ def flag_queries(_subject) -> list[Query]:
                     "over a non-negative divisor", D.floor_div_node,
                     "rhs.flags & ExprFlags.IS_POSITIVE", "rhs.flags & ExprFlags.IS_NONNEGATIVE"),
         Mutant.edit("MOD positive", "a MOD node is flagged positive", D.mod, "0x0021", "0x0029"),
+        Mutant.edit("MOD by zero non-negative", "the spec flags MOD(l, 0) non-negative as the "
+                    "seed does", D.mod, "(lhs, rhs), ExprFlags.IS_INTEGER)", "(lhs, rhs), 0x0021)"),
     ),
     timeout_s=240.0,
 )

@@ -57,9 +57,9 @@ def hash_of(op: int, payload: int, sym: int, flags: int) -> int:
 class Pool:
     def __init__(self, capacity: int, errata: frozenset[str]):
         self.cap = 16
-        self.seed_sum, self.seed_zero, self.seed_mod, self.seed_nest, self.seed_ceil, \
-            self.seed_mod_index = (e in errata for e in (
-                "E14.501", "E14.502", "E14.503", "E14.550", "E14.551", "E14.552"))
+        self.seed_sum, self.seed_zero, self.seed_mod, self.seed_mod_zero, self.seed_nest, \
+            self.seed_ceil, self.seed_mod_index = (e in errata for e in (
+                "E14.501", "E14.502", "E14.503", "E14.504", "E14.550", "E14.551", "E14.552"))
         while self.cap < capacity:
             self.cap *= 2
         self.nodes: list[tuple] = []
@@ -360,6 +360,8 @@ class Pool:
         return self.neg(self.floor_div(self.neg(a), b))
 
     def mods(self, op, a, b):
+        if self.is_v(b, 0) and not self.seed_mod_zero:
+            return self.node(op, (a, b), 0x1)
         if self.is_int(a) and self.is_int(b):
             x, y = self.val(a), self.val(b)
             if op == "MOD" and y > 0:

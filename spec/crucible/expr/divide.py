@@ -11,8 +11,9 @@ floor_div(l, r): 0. a divisor of INTEGER 0 is left as FLOOR_DIV(l, 0) (E14.502);
 ceil_div: two INTEGERs fold; else floor_div(l + (r - 1), r) for a positive r,
   floor_div(l + (r + 1), r) for a negative one, -floor_div(-l, r) for a divisor of unknown
   sign (E14.551). clean_div is floor_div.
-mod / python_mod: fold (mod: for r > 0, non-negative, E14.503; python_mod: r's sign), then
-  0 % r, l % l and l % 1 are 0, a parity flag answers % 2, else the node.
+mod / python_mod: 0. a divisor of INTEGER 0 is left as the node, flagged integer only
+  (E14.504); 1. fold (mod: for r > 0, non-negative, E14.503; python_mod: r's sign); 2-4.
+  0 % r, l % l and l % 1 are 0, a parity flag answers % 2; 5. the node.
 modular_indexing(b, d, m) = (b // d) mod m: 0. d of INTEGER 0 is left (E14.502); 1. b = 0 or
   m = 1: 0; 2. three INTEGERs fold, never below zero (E14.552); 3. a common factor of b and d
   cancels; 4. terms of a sum that m*d divides drop; 5. (a // c) // d = a // (c * d) for a
@@ -37,6 +38,7 @@ from .node import ExprFlags, Op
 E14_501 = "E14.501"
 E14_502 = "E14.502"
 E14_503 = "E14.503"
+E14_504 = "E14.504"
 E14_550 = "E14.550"
 E14_551 = "E14.551"
 E14_552 = "E14.552"
@@ -171,18 +173,29 @@ class DivideMixin:
     # ── mod, python_mod ──────────────────────────────────────────────────────────────────────
 
     def mod(self, lhs: Node, rhs: Node) -> Node:
-        """Fold for rhs > 0 (floor modulo, non-negative; the seed: C's remainder, E14.503),
-        then the shared identities, else MOD(lhs, rhs) flagged integer and non-negative."""
+        """A zero divisor left as MOD(lhs, 0), flagged integer only (E14.504); fold for rhs > 0
+        (floor modulo, non-negative; the seed: C's remainder, E14.503), then the shared
+        identities, else MOD(lhs, rhs) flagged integer and non-negative."""
+        if self.by_zero(rhs):
+            return self.intern_node(Op.MOD, (lhs, rhs), ExprFlags.IS_INTEGER)
         if lhs.op == rhs.op == Op.INTEGER and rhs.payload > 0:
             fold = c_rem if E14_503 in self.errata else python_mod_fold
             return self.integer(fold(lhs.payload, rhs.payload))
         return self.mod_identities(lhs, rhs) or self.intern_node(Op.MOD, (lhs, rhs), 0x0021)
 
     def python_mod(self, lhs: Node, rhs: Node) -> Node:
-        """Fold with rhs's sign, then the shared identities, else PYTHON_MOD(lhs, rhs) (integer)."""
+        """A zero divisor left (E14.504); fold with rhs's sign, then the shared identities, else
+        PYTHON_MOD(lhs, rhs) (integer)."""
+        if self.by_zero(rhs):
+            return self.intern_node(Op.PYTHON_MOD, (lhs, rhs), ExprFlags.IS_INTEGER)
         if lhs.op == rhs.op == Op.INTEGER and rhs.payload != 0:
             return self.integer(python_mod_fold(lhs.payload, rhs.payload))
         return self.mod_identities(lhs, rhs) or self.intern_node(Op.PYTHON_MOD, (lhs, rhs), 0x0001)
+
+    def by_zero(self, rhs: Node) -> bool:
+        """Rule 0 of mod and python_mod: the divisor is INTEGER 0, whose remainder has no value
+        to simplify towards (the seed simplifies it all the same, E14.504)."""
+        return rhs.is_int(0) and E14_504 not in self.errata
 
     def mod_identities(self, lhs: Node, rhs: Node) -> Node | None:
         """0 % r, l % l and l % 1 are 0; l % 2 is 0 or 1 when l carries a parity flag."""

@@ -5,7 +5,7 @@ as integer, positive symbols."""
 from __future__ import annotations
 
 from ...core.errata import SEEDS, erratum
-from .divide import E14_501, E14_502, E14_503, E14_550, E14_551, E14_552
+from .divide import E14_501, E14_502, E14_503, E14_504, E14_550, E14_551, E14_552
 from .ops import canon_args
 
 E14_500 = "E14.500"
@@ -75,6 +75,26 @@ erratum(
            "negative, as its node's flags say.",
 )
 erratum(
+    E14_504, "mod and python_mod by the constant zero fold 0 % 0 to 0 and flag MOD(l, 0) "
+    "non-negative",
+    seed=SEEDS["crucible"], location="include/crucible/ExprPool.h mod, python_mod",
+    ops=("expr.canon",),
+    witness={"args": canon_args(["mod", 0, 0]),
+             "spec": {"canon": ["MOD", 0, 0], "flags": 0x0001}, "seed": {"canon": 0}},
+    also=({"op": "expr.canon", "args": canon_args(["python_mod", 0, 0]),
+           "spec": {"canon": ["PYTHON_MOD", 0, 0]}, "seed": {"canon": 0}},
+          {"op": "expr.canon", "args": canon_args(["mod", "x", 0]),
+           "spec": {"canon": ["MOD", "x", 0], "flags": 0x0001},
+           "seed": {"canon": ["MOD", "x", 0], "flags": 0x0021}}),
+    flag="result",
+    detail="Neither constructor looks at a zero divisor first: the zero-dividend rule folds "
+           "0 % 0 to 0, and any other MOD(l, 0) is made with MOD's flags, integer and "
+           "non-negative. A remainder by zero has no value (C++'s `%` by zero is undefined, "
+           "Python's raises), so there is nothing to fold it to and no sign to claim. The "
+           "spec leaves MOD(l, 0) and PYTHON_MOD(l, 0) exactly as given, flagged integer only, "
+           "before any other rule, as it does FLOOR_DIV(l, 0) (E14.502).",
+)
+erratum(
     E14_550, "A nested floor division merges its divisors even when the outer one is negative",
     seed=SEEDS["crucible"], location="include/crucible/ExprPool.h floor_div (rule 6), "
                                       "modular_indexing (rule 5)",
@@ -88,7 +108,7 @@ erratum(
            "seed": {"canon": ["MODULAR_INDEXING", "x", -4, 5]}},),
     flag="result",
     detail="floor(floor(a / b) / c) is floor(a / (b c)) only for c > 0: at x = 1, (x // 2) // -2 "
-           "is 0 and x // -4 is -1 (z3's witnesses: PO14.566, PO14.584). The spec merges the "
+           "is 0 and x // -4 is -1 (z3's witnesses: PO14.566, PO14.586). The spec merges the "
            "divisors only when the outer one is known positive (a positive INTEGER or a "
            "symbol declared positive) and otherwise keeps the nested division.",
 )
@@ -115,5 +135,5 @@ erratum(
     detail="The fold takes C's remainder v of (b // d) by m and adds m when v < 0; with m < 0 "
            "that moves v further down: (-5 // 2) mod -4 is -3 + -4 = -7, which is neither the "
            "non-negative value every MODULAR_INDEXING node's flags state nor Python's -3. The "
-           "spec adds |m|, so the fold is (b // d) mod |m|, in [0, |m|) (PO14.580).",
+           "spec adds |m|, so the fold is (b // d) mod |m|, in [0, |m|) (PO14.582).",
 )

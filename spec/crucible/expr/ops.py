@@ -337,7 +337,7 @@ declare(
                   intern_size=Field(U32, "intern_size() afterwards"),
                   intern_capacity=Field(U32, "intern_capacity() afterwards")),
     spec=(canon_op, build, ExprPool.add, ExprPool.floor_div, ExprPool.mod),
-    errata=("E14.501", "E14.502", "E14.503", "E14.550", "E14.551", "E14.552"),
+    errata=("E14.501", "E14.502", "E14.503", "E14.504", "E14.550", "E14.551", "E14.552"),
     edges=canon_edges, domain=canon_domain,
     invalid=(InvalidCase("an undeclared symbol", lambda: st.just(canon_args(["add", "z", 1]))),
              InvalidCase("an unknown constructor", lambda: st.just(canon_args(["frob", 1]))),

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from itertools import product
 
-from .divide import E14_501, E14_502, E14_503, E14_550, E14_551, E14_552
+from .divide import E14_501, E14_502, E14_503, E14_504, E14_550, E14_551, E14_552
 from .pool import ExprPool, Node
 from .rules import DIVIDENDS, DIVISORS, MODULI, Rule
 
@@ -70,6 +70,11 @@ def _ceil_div(sign: int):
         ds = [p.integer(d) for d in DIVISORS if d * sign > 0] + ([q] if sign > 0 else [])
         return [(x, d) for d in ds] + [(p.add(x, p.integer(5)), d) for d in ds]
     return build
+
+
+def _by_zero(p: P, s: S) -> list[tuple[Node, ...]]:
+    zero = p.integer(0)
+    return [(s["x"], zero), (zero, zero), (p.integer(7), zero), (s["q"], zero)]
 
 
 def _mod_identities(p: P, s: S) -> list[tuple[Node, ...]]:
@@ -167,11 +172,15 @@ RULES: tuple[Rule, ...] = (
     Rule("ceil_div", "2 (r < 0)", "else floor_div(l + (r + 1), r), r < 0 (the seed: r - 1)",
          _ceil_div(-1),
          seed=E14_551),
+    Rule("mod", "0", "a divisor of INTEGER 0 is left as MOD(l, 0), flagged integer only",
+         _by_zero, seed=E14_504),
     Rule("mod", "1", "two INTEGERs with r > 0 fold to the non-negative remainder",
          lambda p, s: [_ints(p, a, b) for a, b in product(DIVIDENDS, (1, 2, 3, 4, 5))],
          seed=E14_503),
     Rule("mod", "2-4", "0 mod r, l mod l, l mod 1 are 0; mod 2 by a parity flag",
          _mod_identities),
+    Rule("python_mod", "0", "a divisor of INTEGER 0 is left as PYTHON_MOD(l, 0)", _by_zero,
+         seed=E14_504),
     Rule("python_mod", "1", "two INTEGERs fold to Python's %", _small_pairs),
     Rule("python_mod", "2-4", "0 % r, l % l, l % 1 are 0; % 2 by a parity flag",
          _mod_identities),
