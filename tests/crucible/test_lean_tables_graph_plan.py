@@ -645,3 +645,10 @@ def test_the_live_bound_never_drops_when_slots_are_added(slots, more):
 @given(sequential_slots())
 def test_the_live_bound_of_sequential_slots_is_the_largest(slots):
     assert live_lower_bound(slots) == max(round256(s.nbytes) for s in slots)
+
+
+@FEW
+@given(any_slots())
+def test_the_live_bound_starts_from_zero_and_never_goes_below_it(slots):
+    assert live_lower_bound([]) == 0
+    assert live_lower_bound(slots) >= 0
