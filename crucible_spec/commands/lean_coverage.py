@@ -16,9 +16,10 @@ def run(args: argparse.Namespace) -> int:
     from ..proofs.crucible import lean_coverage as lc
 
     root = Path.cwd()
-    inv = lc.load()
+    inv, speculative = lc.load(), lc.load_speculative()
     problems = lc.shape_problems(inv) + [f"unknown id {b}" for b in lc.unknown_ids(inv, root)]
-    text = lc.render(inv)
+    problems += lc.speculative_problems(*speculative)
+    text = lc.render(inv, speculative)
     paper = root / PAPER
     if args.check:
         if not paper.is_file() or paper.read_text() != text:

@@ -28,6 +28,11 @@ from pathlib import Path
 
 TSV = Path(__file__).parents[1] / "lean_theorems.tsv"
 """The inventory lies at the root of the proofs package, as its package data."""
+SPECULATIVE_TSV = Path(__file__).parents[1] / "lean_speculative.tsv"
+"""The theorems of the speculative modules (design-document features), each with a status."""
+SPECULATIVE_STATUSES = ("no-code", "touches", "arithmetic")
+"""A feature the C++ headers lack; one a header has in part (`touches:<Header.h>`); a closed
+form about numbers that holds whatever the code."""
 EXCLUDED = ("trivial", "hard", "absent")
 METHODS = ("z3", "hypothesis", "bfs", "unit", *EXCLUDED)
 SPEC_CHAPTERS = (1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 17, 18)
@@ -38,6 +43,7 @@ CHAPTERS = {
     13: "Cost model", 14: "Graph IR and symbolic algebra", 15: "Effects", 16: "Reflection",
     17: "Determinism", 18: "Persistence",
 }
+_SPECULATIVE_MODULE = re.compile(r"^# module (\S+) count (\d+)$")
 _MODULE_LINE = re.compile(
     r"^# module (\S+) chapter (\d+) count (\d+) trivial (\d+) hard (\d+)(?: absent (\d+))?$")
 
@@ -211,8 +217,10 @@ def _cover_text(t: Theorem) -> str:
     return f"not yet (chapter {t.chapter})"
 
 
-def render(inv: Inventory) -> str:
-    """The Markdown report: the chapter table, then every theorem with what covers it."""
+def render(inv: Inventory,
+           speculative: tuple[dict[str, int], list[Speculative]] | None = None) -> str:
+    """The Markdown report: the chapter table, every theorem with what covers it, then the
+    speculative modules' theorems with their status."""
     rows = chapter_rows(inv)
     total = scope_total(rows)
     lines = [
@@ -241,14 +249,85 @@ def render(inv: Inventory) -> str:
             mod = inv.modules[name]
             named = [t for t in inv.theorems if t.module == name]
             unnamed = mod.mechanizable - sum(t.counted for t in named)
+            absent = f", {mod.absent} absent" if mod.absent else ""
             lines += ["", f"### {name} ({mod.count} theorems, {mod.trivial} trivial, "
-                          f"{mod.hard} hard)", "",
+                          f"{mod.hard} hard{absent})", "",
                       "| theorem | method | covered by |", "|---|---|---|"]
             lines += [f"| `{t.name}` | {t.method} | {_cover_text(t)} |" for t in named]
             if unnamed:
                 lines.append(f"| {unnamed} not named by the inventory | | "
                              f"not yet (chapter {r.chapter}) |")
+    if speculative is not None:
+        lines += render_speculative(*speculative)
     return "\n".join(lines) + "\n"
+
+
+@dataclass(frozen=True)
+class Speculative:
+    """One theorem of a speculative module and its status."""
+
+    name: str
+    module: str
+    status: str
+    note: str
+
+    @property
+    def kind(self) -> str:
+        return self.status.partition(":")[0]
+
+
+def load_speculative(path: Path = SPECULATIVE_TSV) -> tuple[dict[str, int], list[Speculative]]:
+    """The speculative modules' theorem counts and their rows."""
+    counts: dict[str, int] = {}
+    rows: list[Speculative] = []
+    header_seen = False
+    for line in path.read_text().splitlines():
+        if line.startswith("#"):
+            m = _SPECULATIVE_MODULE.match(line)
+            if m:
+                counts[m.group(1)] = int(m.group(2))
+            continue
+        if not line.strip():
+            continue
+        if not header_seen:
+            header_seen = True
+            continue
+        rows.append(Speculative(*(line.split("\t") + [""] * 4)[:4]))
+    return counts, rows
+
+
+def speculative_problems(counts: dict[str, int], rows: list[Speculative]) -> list[str]:
+    """Rows of an unknown status or module, and modules whose rows miss their count."""
+    out = [f"{r.name}: unknown status {r.status!r}" for r in rows
+           if r.kind not in SPECULATIVE_STATUSES or (r.kind == "touches") != (":" in r.status)]
+    out += [f"{r.name}: module {r.module} has no header line" for r in rows
+            if r.module not in counts]
+    for module, count in counts.items():
+        named = sum(r.module == module for r in rows)
+        if named != count:
+            out.append(f"{module}: {named} rows, its header says {count}")
+    return out
+
+
+def render_speculative(counts: dict[str, int], rows: list[Speculative]) -> list[str]:
+    """The speculative modules: per module, theorems by status, then every theorem."""
+    lines = ["", "## The speculative modules", "",
+             "Modules of the Lean formalization that model features of the design documents "
+             "with no or only partial C++: not in the denominators above. Each theorem's "
+             "status: `no-code` (the headers lack the feature), `touches` (a header has part of "
+             "it), `arithmetic` (a closed form about numbers that holds whatever the code).", "",
+             "| module | theorems | " + " | ".join(SPECULATIVE_STATUSES) + " |",
+             "|---|---|" + "---|" * len(SPECULATIVE_STATUSES)]
+    for module, count in counts.items():
+        kinds = [sum(r.module == module and r.kind == k for r in rows)
+                 for k in SPECULATIVE_STATUSES]
+        lines.append(f"| {module} | {count} | " + " | ".join(map(str, kinds)) + " |")
+    lines.append(f"| all | {sum(counts.values())} | " + " | ".join(
+        str(sum(r.kind == k for r in rows)) for k in SPECULATIVE_STATUSES) + " |")
+    for module in counts:
+        lines += ["", f"### {module}", "", "| theorem | status | note |", "|---|---|---|"]
+        lines += [f"| `{r.name}` | {r.status} | {r.note} |" for r in rows if r.module == module]
+    return lines
 
 
 def summary(inv: Inventory, ignore: Iterable[str] = ()) -> dict:
