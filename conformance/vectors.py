@@ -29,6 +29,7 @@ from .. import SPEC_VERSION
 from ..engine import Implementation, errata_seen
 from ..spec.core.errata import profile_errata, profiles, result_witnesses
 from ..spec.core.errors import SpecError
+from ..spec.core.optional import MissingPackage
 from ..spec.core.registry import REGISTRY, InvalidCase, Op, po_sort_key
 from . import golden, vector_store
 from .vector_store import (
@@ -109,9 +110,12 @@ def draw(strategy: st.SearchStrategy, n: int, key: str) -> list:
 
 
 def expected(impl: Implementation, op: Op, args: dict, source: str) -> Case:
-    """The reference's answer for wire args `args`, as a case."""
+    """The reference's answer for wire args `args`, as a case (never `unsupported` for a
+    package missing here: MissingPackage ends the run)."""
     try:
         return Case(args, source, result=impl.call(op.name, args))
+    except MissingPackage:
+        raise
     except SpecError as e:
         return Case(args, source, error=e.code)
 

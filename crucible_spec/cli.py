@@ -31,6 +31,7 @@ from .commands import (
     warm,
 )
 from .commands.common import UsageError
+from .spec.core.optional import MissingPackage
 
 BUG_REPORT = ("this is a bug in crucible-spec: please report it with the command line and "
               "the output of the same command run with --debug")
@@ -82,6 +83,9 @@ def main(argv: list[str] | None = None) -> int:
         return args.func(args)
     except UsageError as e:
         print(f"crucible-spec: {e}", file=sys.stderr)
+        return 2
+    except MissingPackage as e:  # the installation's limit, not a bug of ours
+        print(f"crucible-spec: {e.message}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         return 130

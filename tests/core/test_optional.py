@@ -135,3 +135,38 @@ def test_a_contract_without_crosshair_is_skipped(tmp_path):
         ("PO1.80", "skipped", "needs the package crosshair, which is not installed "
                               "(pip install 'crucible-spec[dev]')", ["crosshair"]),
         ("PO2.20", "proved", None, [])]
+
+
+def test_an_obligation_over_every_op_does_not_count_an_unchecked_op_as_proved(monkeypatch):
+    """PO8.64 checks every op's result widths: without egglog, saturation's item raises
+    MissingPackage (the obligation is skipped), never an empty list of problems."""
+    from crucible_spec import load_all
+    from crucible_spec.proofs.core.result_widths import width_problems
+    from crucible_spec.spec.core.registry import REGISTRY
+
+    load_all()
+    case = json.loads(SATURATE.read_text().splitlines()[0])
+    value = REGISTRY.ops["egraph.saturate"].args.decode(case["args"], "args")
+    assert width_problems("egraph.saturate", "crucible", value) == []
+    monkeypatch.setitem(sys.modules, "egglog", None)
+    monkeypatch.setitem(sys.modules, "egglog.bindings", None)
+    with pytest.raises(MissingPackage):
+        width_problems("egraph.saturate", "crucible", value)
+
+
+def test_vectors_are_never_generated_from_a_missing_package(monkeypatch):
+    """An `unsupported` answer written as a vector's expectation would be wrong for every
+    installation that has the package: generation stops instead."""
+    from crucible_spec import load_all
+    from crucible_spec.conformance.vectors import expected
+    from crucible_spec.engine import Implementation
+    from crucible_spec.spec.core.registry import REGISTRY
+
+    load_all()
+    op, case = REGISTRY.ops["egraph.saturate"], json.loads(SATURATE.read_text().splitlines()[0])
+    impl = Implementation("reference", "crucible")
+    assert expected(impl, op, case["args"], "s").result == case["result"]
+    monkeypatch.setitem(sys.modules, "egglog", None)
+    monkeypatch.setitem(sys.modules, "egglog.bindings", None)
+    with pytest.raises(MissingPackage):
+        expected(impl, op, case["args"], "s")
