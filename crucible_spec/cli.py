@@ -31,7 +31,6 @@ from .commands import (
     warm,
 )
 from .commands.common import UsageError
-from .spec.core.optional import MissingPackage
 
 BUG_REPORT = ("this is a bug in crucible-spec: please report it with the command line and "
               "the output of the same command run with --debug")
@@ -84,19 +83,26 @@ def main(argv: list[str] | None = None) -> int:
     except UsageError as e:
         print(f"crucible-spec: {e}", file=sys.stderr)
         return 2
-    except MissingPackage as e:  # the installation's limit, not a bug of ours
-        print(f"crucible-spec: {e.message}", file=sys.stderr)
-        return 2
     except KeyboardInterrupt:
         return 130
     except BrokenPipeError:
         return 0
     except Exception as e:  # the catch-all: one line, a hint, exit 70
+        if _missing_package(e):  # the installation's limit, not a bug of ours
+            print(f"crucible-spec: {e}", file=sys.stderr)
+            return 2
         if debug:
             traceback.print_exc()
         print(f"crucible-spec: internal error: {type(e).__name__}: {e}", file=sys.stderr)
         print(f"crucible-spec: {BUG_REPORT}", file=sys.stderr)
         return 70
+
+
+def _missing_package(e: Exception) -> bool:
+    """Whether `e` is an optional package found missing (imported here, not at start-up)."""
+    from .spec.core.optional import MissingPackage
+
+    return isinstance(e, MissingPackage)
 
 
 def _echo_undecodable_bytes() -> None:

@@ -170,3 +170,15 @@ def test_vectors_are_never_generated_from_a_missing_package(monkeypatch):
     monkeypatch.setitem(sys.modules, "egglog.bindings", None)
     with pytest.raises(MissingPackage):
         expected(impl, op, case["args"], "s")
+
+
+def test_the_command_line_names_a_missing_package_and_exits_2(monkeypatch, capsys):
+    from crucible_spec.cli import main
+    from crucible_spec.commands import ops
+
+    def run(_args):
+        raise MissingPackage("egglog")
+
+    monkeypatch.setattr(ops, "run", run)
+    assert main(["ops"]) == 2
+    assert capsys.readouterr().err == f"crucible-spec: {NEEDS}\n"
