@@ -74,7 +74,7 @@ CRUCIBLE = _part("crucible",
     "crucible.plan_validity")),
     Chapter(11, "Compiled replay", (
         "crucible.pool_allocator", "crucible.replay_region", "crucible.replay_engine",
-        "crucible.context", "crucible.vigil",
+        "crucible.context", "crucible.detsafe", "crucible.vigil",
         "crucible.replay_machines", "crucible.replay_context_ops", "crucible.vigil_ops",
         "crucible.replay_ops")),
     Chapter(12, "Kernels", (

@@ -18,8 +18,9 @@ from ..core.errors import InvalidInput, SpecError
 from ..core.layout import bool_, hash64, id32, u64
 from ..core.layout_ops import scalar_from_wire, wire_schema
 from ..core.steps import step_field
+from .build_trace import TraceGraph
 from .hashing import fmix64
-from .memory_plan import ALIGNMENT
+from .memory_plan import ALIGNMENT, Plan
 from .pipeline import PipelineRun, run_pipeline
 from .trace_build_ops import recorded_ops
 from .trace_entry import TraceOp
@@ -258,16 +259,17 @@ def replay_op_of(op: TraceOp) -> ReplayOp:
 
 def regions_of_run(run: PipelineRun, first_rid: int = 0) -> list[ReplayRegion]:
     """The regions of a pipeline run, as replay reads them, in the order it publishes them."""
-    out = []
-    for k, r in enumerate(run.regions):
-        rops = [replay_op_of(op) for op in r.graph.ops]
-        plan = None
-        if r.plan is not None:
-            plan = ReplayPlan(r.plan.pool_bytes, [
-                ReplaySlot(r.plan.offsets[s], slot.nbytes, slot.is_external)
-                for s, slot in enumerate(r.graph.slots)])
-        out.append(ReplayRegion(first_rid + k, rops, plan, r.graph.content_hash))
-    return out
+    return [replay_region_of(first_rid + k, r.graph, r.plan) for k, r in enumerate(run.regions)]
+
+
+def replay_region_of(rid: int, graph: TraceGraph, plan: Plan | None) -> ReplayRegion:
+    """A trace graph and its memory plan (None: not compiled), as replay reads them."""
+    rplan = None
+    if plan is not None:
+        rplan = ReplayPlan(plan.pool_bytes, [ReplaySlot(plan.offsets[s], slot.nbytes,
+                                                        slot.is_external)
+                                             for s, slot in enumerate(graph.slots)])
+    return ReplayRegion(rid, [replay_op_of(op) for op in graph.ops], rplan, graph.content_hash)
 
 
 def regions_from_recording(ops: Any, first_rid: int, errata: frozenset[str] = NO_ERRATA,
