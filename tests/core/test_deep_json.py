@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from crucible_spec.conformance.deep_json import cut_too_deep
+from crucible_spec.conformance.deep_json import BoundedDecoder, cut_too_deep, max_depth
 from crucible_spec.conformance.serve import answer
 from crucible_spec.engine import Implementation
 
@@ -68,3 +68,25 @@ def test_deep_values_are_bounded_from_any_call_depth():
 
     for frames in (0, 50, 300):
         assert down(frames)["error"]["code"] == "invalid_input"
+
+
+@pytest.mark.parametrize("depth", [1, 511, 512, 513, 700, 5000])
+def test_the_measured_depth_bounds_exactly_where_calibration_cannot(depth):
+    """Python 3.12 on: the C decoder's nesting is not counted against the recursion limit, so
+    no headroom can be calibrated and the depth is measured before decoding, bounding at
+    exactly 512 as well; brackets inside strings, escaped quotes included, are text."""
+    decoder = BoundedDecoder(json.JSONDecoder())
+    decoder.headroom = None
+    noise = '"[[\\"{{[", '
+    text = "[" * (depth - 1) + "[" + noise * 300 + "1]" + "]" * (depth - 1)
+    if depth <= 512:
+        assert decoder.decode(text) is not None
+    else:
+        with pytest.raises(RecursionError):
+            decoder.decode(text)
+
+
+def test_max_depth_reads_strings_as_text():
+    assert max_depth('{"a": "]]]]", "b": [[{"c": "\\"[["}]]}') == 4
+    assert max_depth('"é[" [[]]') == 2
+    assert max_depth("plain") == 0
