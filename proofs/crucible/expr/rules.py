@@ -1,10 +1,10 @@
 """Chapter 14 obligations: every integer rewrite rule of ExprPool is sound over the mathematical
 integers on its family of left-hand sides, or z3 finds the witness that it is not (PO14.551 to
-PO14.592, one per row of spec/crucible/expr/rule_table's RULES, in order); each asks z3 under the
+PO14.595, one per row of spec/crucible/expr/rule_table's RULES, in order); each asks z3 under the
 spec's
 profile and under Crucible's (E14.501-E14.503): unsat where the profile's pool keeps the rule
 sound, sat (a witness) where its erratum or an open finding breaks it. Every node those rules
-make carries only sign, zero and parity flags its meaning keeps (PO14.593)."""
+make carries only sign, zero and parity flags its meaning keeps (PO14.596)."""
 
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ from ....spec.crucible.expr.arith import (
     python_mod_fold,
 )
 from ....spec.crucible.expr.canon import CanonMixin
-from ....spec.crucible.expr.divide import E14_504, DivideMixin
+from ....spec.crucible.expr.divide import E14_504, E14_505, DivideMixin
 from ....spec.crucible.expr.logic import LogicMixin
 from ....spec.crucible.expr.rule_table import RULES
 from ....spec.crucible.expr.rules import (
@@ -120,6 +120,16 @@ MUTANTS: dict[str, tuple[Mutant, ...]] = {
     "python_mod 2-4": (Mutant.edit("l % 2 = 0", "a divisor of 2 answers 0 like 1",
                                    D.mod_identities, "or rhs.is_int(1):",
                                    "or rhs.is_int(2):"),),
+    "floor_div 2, 5 (r may be 0)": (Mutant.edit("l // l = 1 for any l", "the seed's rule 5: "
+                                                "a divisor that may be zero divides itself",
+                                                D.floor_div, "if lhs is rhs and "
+                                                "self.nonzero(rhs):", "if lhs is rhs:"),),
+    "mod 2-3 (r may be 0)": (Mutant.edit("every divisor non-zero", "the seed's identities: "
+                                         "no divisor may be zero", D.nonzero,
+                                         "or E14_505 in self.errata", "or True"),),
+    "python_mod 2-3 (r may be 0)": (Mutant.edit("identities unguarded", "0 % r and l % l "
+                                                "fold for any divisor", D.mod_identities,
+                                                " and self.nonzero(rhs)) or", ") or"),),
     "modular_indexing 1": (Mutant.edit("m = 1 gives 1", "the trivial cases answer 1",
                                        D.modular_indexing, "return self.integer(0)",
                                        "return self.integer(1)"),),
@@ -200,14 +210,15 @@ for _i, _rule in enumerate(RULES):
 
 def flag_queries(_subject) -> list[Query]:
     """Per profile: no node any rule's instances make carries a flag its meaning breaks. Under
-    Crucible's, the rows of a zero divisor are asked apart, for E14.504's witness (MOD(x, 0)
-    flagged non-negative)."""
+    Crucible's, the rows of a divisor that may be zero are asked apart, for the witnesses of
+    E14.504 and E14.505 (MOD(x, 0) and MOD(y, x) flagged non-negative)."""
     out = []
     for profile, errata in (("spec", NO_ERRATA), ("crucible@8d2680a2", seed_errata())):
         pool, syms = pool_with_symbols(errata)
-        broken = [r for r in RULES if r.seed == E14_504 and E14_504 in errata]
+        broken = [r for r in RULES if r.seed in (E14_504, E14_505) and r.seed in errata]
         for rules, label, expect in (([r for r in RULES if r not in broken], "", "unsat"),
-                                     (broken, " over a zero divisor (E14.504)", "sat")):
+                                     (broken, " over a divisor that may be zero (E14.504, "
+                                              "E14.505)", "sat")):
             cases = [(args, apply(pool, rule.constructor, args))
                      for rule in rules for args in rule.instances(pool, syms)]
             if cases:
@@ -217,12 +228,12 @@ def flag_queries(_subject) -> list[Query]:
 
 
 @z3_obligation(
-    "PO14.593",
+    "PO14.596",
     "Every node ExprPool's rules make on their families (results and their children, under "
     "both profiles) carries only sign, zero and parity flags that hold of its meaning, its "
     "symbols within their declared ranges: FLOOR_DIV is non-negative only over a non-negative "
     "dividend and a positive divisor, MOD and MODULAR_INDEXING are never negative; MOD by "
-    "a zero divisor is not flagged non-negative (Crucible's is: E14.504).",
+    "a divisor that may be zero is not flagged non-negative (Crucible's is: E14.504, E14.505).",
     covers=("expr.canon",),
     subject=DivideMixin.floor_div_node,
     mutants=(
@@ -232,6 +243,9 @@ def flag_queries(_subject) -> list[Query]:
         Mutant.edit("MOD positive", "a MOD node is flagged positive", D.mod, "0x0021", "0x0029"),
         Mutant.edit("MOD by zero non-negative", "the spec flags MOD(l, 0) non-negative as the "
                     "seed does", D.mod, "(lhs, rhs), ExprFlags.IS_INTEGER)", "(lhs, rhs), 0x0021)"),
+        Mutant.edit("MOD by a maybe-zero divisor non-negative", "a MOD node is flagged "
+                    "non-negative whatever its divisor's sign flags", D.mod,
+                    "0x0021 if self.nonzero(rhs) else ExprFlags.IS_INTEGER", "0x0021"),
     ),
     timeout_s=240.0,
 )

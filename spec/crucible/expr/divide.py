@@ -3,7 +3,8 @@ in the listed order; constants fold through expr_arith (Python floor division an
 built on C's truncating `/` and `%`).
 
 floor_div(l, r): 0. a divisor of INTEGER 0 is left as FLOOR_DIV(l, 0) (E14.502); 1. two
-  INTEGERs fold; 2. 0 // r = 0; 3. l // 1 = l; 4. l // -1 = neg(l); 5. l // l = 1;
+  INTEGERs fold; 2. 0 // r = 0 for r known non-zero (positive or negative; the seed: any r,
+  E14.505); 3. l // 1 = l; 4. l // -1 = neg(l); 5. l // l = 1, l known non-zero (E14.505);
   6. (a // b) // r = a // (b * r) for a positive r (E14.550); 7. a sum over a positive
   INTEGER d (E14.501): terms whose coefficient d divides leave as quotients, the rest stay
   under the division; 8. a common integer factor g > 1 of both sides cancels;
@@ -13,7 +14,8 @@ ceil_div: two INTEGERs fold; else floor_div(l + (r - 1), r) for a positive r,
   sign (E14.551). clean_div is floor_div.
 mod / python_mod: 0. a divisor of INTEGER 0 is left as the node, flagged integer only
   (E14.504); 1. fold (mod: for r > 0, non-negative, E14.503; python_mod: r's sign); 2-4.
-  0 % r, l % l and l % 1 are 0, a parity flag answers % 2; 5. the node.
+  0 % r and l % l are 0 for r known non-zero (E14.505), l % 1 is 0, a parity flag answers
+  % 2; 5. the node (MOD: non-negative for r known non-zero, E14.505).
 modular_indexing(b, d, m) = (b // d) mod m: 0. d of INTEGER 0 is left (E14.502); 1. b = 0 or
   m = 1: 0; 2. three INTEGERs fold, never below zero (E14.552); 3. a common factor of b and d
   cancels; 4. terms of a sum that m*d divides drop; 5. (a // c) // d = a // (c * d) for a
@@ -39,6 +41,7 @@ E14_501 = "E14.501"
 E14_502 = "E14.502"
 E14_503 = "E14.503"
 E14_504 = "E14.504"
+E14_505 = "E14.505"
 E14_550 = "E14.550"
 E14_551 = "E14.551"
 E14_552 = "E14.552"
@@ -101,13 +104,13 @@ class DivideMixin:
             return self.floor_div_node(lhs, rhs)
         if lhs.op == rhs.op == Op.INTEGER and rhs.payload != 0:  # 1
             return self.integer(floor_div_fold(lhs.payload, rhs.payload))
-        if lhs.is_int(0):  # 2
+        if lhs.is_int(0) and self.nonzero(rhs):  # 2
             return self.integer(0)
         if rhs.is_int(1):  # 3
             return lhs
         if rhs.is_int(-1):  # 4
             return self.neg(lhs)
-        if lhs is rhs:  # 5
+        if lhs is rhs and self.nonzero(rhs):  # 5
             return self.integer(1)
         if lhs.op in _DIVS and self.merges_divisors(rhs):  # 6
             return self.floor_div(lhs.args[0], self.mul(lhs.args[1], rhs))
@@ -175,13 +178,15 @@ class DivideMixin:
     def mod(self, lhs: Node, rhs: Node) -> Node:
         """A zero divisor left as MOD(lhs, 0), flagged integer only (E14.504); fold for rhs > 0
         (floor modulo, non-negative; the seed: C's remainder, E14.503), then the shared
-        identities, else MOD(lhs, rhs) flagged integer and non-negative."""
+        identities, else MOD(lhs, rhs) flagged integer, and non-negative where rhs is known
+        non-zero (the seed: always, E14.505)."""
         if self.by_zero(rhs):
             return self.intern_node(Op.MOD, (lhs, rhs), ExprFlags.IS_INTEGER)
         if lhs.op == rhs.op == Op.INTEGER and rhs.payload > 0:
             fold = c_rem if E14_503 in self.errata else python_mod_fold
             return self.integer(fold(lhs.payload, rhs.payload))
-        return self.mod_identities(lhs, rhs) or self.intern_node(Op.MOD, (lhs, rhs), 0x0021)
+        flags = 0x0021 if self.nonzero(rhs) else ExprFlags.IS_INTEGER
+        return self.mod_identities(lhs, rhs) or self.intern_node(Op.MOD, (lhs, rhs), flags)
 
     def python_mod(self, lhs: Node, rhs: Node) -> Node:
         """A zero divisor left (E14.504); fold with rhs's sign, then the shared identities, else
@@ -197,9 +202,17 @@ class DivideMixin:
         to simplify towards (the seed simplifies it all the same, E14.504)."""
         return rhs.is_int(0) and E14_504 not in self.errata
 
+    def nonzero(self, rhs: Node) -> bool:
+        """Rules 2 and 5 of floor_div and the zero remainders need a divisor flagged positive
+        or negative: 0 // z and z // z have no value at z = 0 (the seed: any divisor,
+        E14.505)."""
+        sign = ExprFlags.IS_POSITIVE | ExprFlags.IS_NEGATIVE
+        return bool(rhs.flags & sign) or E14_505 in self.errata
+
     def mod_identities(self, lhs: Node, rhs: Node) -> Node | None:
-        """0 % r, l % l and l % 1 are 0; l % 2 is 0 or 1 when l carries a parity flag."""
-        if lhs.is_int(0) or lhs is rhs or rhs.is_int(1):
+        """0 % r and l % l are 0 for r known non-zero, l % 1 is 0; l % 2 is 0 or 1 when l
+        carries a parity flag."""
+        if ((lhs.is_int(0) or lhs is rhs) and self.nonzero(rhs)) or rhs.is_int(1):
             return self.integer(0)
         if rhs.is_int(2) and lhs.flags & ExprFlags.IS_EVEN:
             return self.integer(0)

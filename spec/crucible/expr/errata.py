@@ -5,8 +5,8 @@ as integer, positive symbols."""
 from __future__ import annotations
 
 from ...core.errata import SEEDS, erratum
-from .divide import E14_501, E14_502, E14_503, E14_504, E14_550, E14_551, E14_552
-from .ops import canon_args
+from .divide import E14_501, E14_502, E14_503, E14_504, E14_505, E14_550, E14_551, E14_552
+from .ops import UNSIGNED_Z, canon_args
 
 E14_500 = "E14.500"
 SUM4 = ["add", ["mul", 4, "x"], 8]
@@ -93,6 +93,32 @@ erratum(
            "Python's raises), so there is nothing to fold it to and no sign to claim. The "
            "spec leaves MOD(l, 0) and PYTHON_MOD(l, 0) exactly as given, flagged integer only, "
            "before any other rule, as it does FLOOR_DIV(l, 0) (E14.502).",
+)
+erratum(
+    E14_505, "0 // z, z // z, 0 % z and z % z fold, and MOD(l, z) is flagged non-negative, for "
+    "a divisor that may be zero",
+    seed=SEEDS["crucible"], location="include/crucible/ExprPool.h floor_div (rules 2, 5), mod, "
+                                      "python_mod",
+    ops=("expr.canon",),
+    witness={"args": canon_args(["floor_div", "z", "z"], UNSIGNED_Z),
+             "spec": {"canon": ["FLOOR_DIV", "z", "z"]}, "seed": {"canon": 1}},
+    also=({"op": "expr.canon", "args": canon_args(["floor_div", 0, "z"], UNSIGNED_Z),
+           "spec": {"canon": ["FLOOR_DIV", 0, "z"]}, "seed": {"canon": 0}},
+          {"op": "expr.canon", "args": canon_args(["mod", "z", "z"], UNSIGNED_Z),
+           "spec": {"canon": ["MOD", "z", "z"]}, "seed": {"canon": 0}},
+          {"op": "expr.canon", "args": canon_args(["python_mod", 0, "z"], UNSIGNED_Z),
+           "spec": {"canon": ["PYTHON_MOD", 0, "z"]}, "seed": {"canon": 0}},
+          {"op": "expr.canon", "args": canon_args(["mod", 7, "z"], UNSIGNED_Z),
+           "spec": {"canon": ["MOD", 7, "z"], "flags": 0x0001},
+           "seed": {"canon": ["MOD", 7, "z"], "flags": 0x0021}}),
+    flag="result",
+    detail="The identities 0 // r = 0, l // l = 1, 0 % r = 0 and l % l = 0 hold only where the "
+           "divisor is not zero. The seed applies them to any divisor, so for an integer "
+           "symbol z with no sign flag, z // z becomes 1 and z % z becomes 0, although at "
+           "z = 0 neither has a value; the spec keeps them for a divisor flagged positive or "
+           "negative and otherwise leaves the node, as it leaves a constant zero divisor "
+           "(E14.502, E14.504); a MOD node claims no sign over such a divisor (the seed's "
+           "MOD(7, z) is flagged non-negative).",
 )
 erratum(
     E14_550, "A nested floor division merges its divisors even when the outer one is negative",

@@ -287,6 +287,8 @@ def _sym(name: str, flags: int = 0x082F) -> dict:
 
 XY = [_sym("x"), _sym("y")]
 """Two integer, positive symbols declared first (the facts' vectors)."""
+UNSIGNED_Z = [_sym("z", 0x0807)]
+"""An integer symbol with no sign flag: it may be zero."""
 
 
 def canon_args(expr: Any, symbols: list[dict] | None = None) -> dict:
@@ -337,7 +339,7 @@ declare(
                   intern_size=Field(U32, "intern_size() afterwards"),
                   intern_capacity=Field(U32, "intern_capacity() afterwards")),
     spec=(canon_op, build, ExprPool.add, ExprPool.floor_div, ExprPool.mod),
-    errata=("E14.501", "E14.502", "E14.503", "E14.504", "E14.550", "E14.551", "E14.552"),
+    errata=("E14.501", "E14.502", "E14.503", "E14.504", "E14.505", "E14.550", "E14.551", "E14.552"),
     edges=canon_edges, domain=canon_domain,
     invalid=(InvalidCase("an undeclared symbol", lambda: st.just(canon_args(["add", "z", 1]))),
              InvalidCase("an unknown constructor", lambda: st.just(canon_args(["frob", 1]))),

@@ -2,14 +2,15 @@
 each with the left-hand sides it is checked on (spec/crucible/expr/rules states the check).
 
 Constants come from declared finite sets (DIVIDENDS, DIVISORS, MODULI); x, y are any integer,
-p, q positive, e even and o odd. Rows in the order of §5.7.
+p, q positive, e even and o odd. Rows in the order of §5.7, then the identities of a divisor
+that may be zero (E14.505).
 """
 
 from __future__ import annotations
 
 from itertools import product
 
-from .divide import E14_501, E14_502, E14_503, E14_504, E14_550, E14_551, E14_552
+from .divide import E14_501, E14_502, E14_503, E14_504, E14_505, E14_550, E14_551, E14_552
 from .pool import ExprPool, Node
 from .rules import DIVIDENDS, DIVISORS, MODULI, Rule
 
@@ -75,6 +76,11 @@ def _ceil_div(sign: int):
 def _by_zero(p: P, s: S) -> list[tuple[Node, ...]]:
     zero = p.integer(0)
     return [(s["x"], zero), (zero, zero), (p.integer(7), zero), (s["q"], zero)]
+
+
+def _maybe_zero(p: P, s: S) -> list[tuple[Node, ...]]:
+    x, y = s["x"], s["y"]
+    return [(p.integer(0), x), (x, x), (p.integer(7), x), (y, x), (p.add(x, y), p.add(x, y))]
 
 
 def _mod_identities(p: P, s: S) -> list[tuple[Node, ...]]:
@@ -217,5 +223,11 @@ RULES: tuple[Rule, ...] = (
          lambda p, s: [(s["x"], s["x"]), _ints(p, 3, 4), _ints(p, -4, -7), (s["y"], s["x"])]),
     Rule("le", "1-3", "l <= l is true, INTEGERs compare, else LE as given",
          lambda p, s: [(s["x"], s["x"]), _ints(p, 3, 4), _ints(p, 4, 3), (s["y"], s["x"])]),
+    Rule("floor_div", "2, 5 (r may be 0)", "0 // r and l // l stay FLOOR_DIV for r not known "
+         "non-zero (the seed folds them to 0 and 1)", _maybe_zero, seed=E14_505),
+    Rule("mod", "2-3 (r may be 0)", "0 mod r and l mod l stay MOD, flagged integer only, for r "
+         "not known non-zero (the seed folds them to 0)", _maybe_zero, seed=E14_505),
+    Rule("python_mod", "2-3 (r may be 0)", "0 % r and l % l stay PYTHON_MOD for r not known "
+         "non-zero (the seed folds them to 0)", _maybe_zero, seed=E14_505),
 )
 RULE = {r.name: r for r in RULES}
