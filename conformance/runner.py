@@ -39,6 +39,7 @@ from hypothesis.errors import Flaky
 from ..engine import Implementation
 from ..spec.core.errata import profile_errata
 from ..spec.core.errors import RESOURCE_LIMIT, SpecError
+from ..spec.core.optional import MissingPackage, installed
 from ..spec.core.registry import REGISTRY, Op
 from .batching import Feed, case_key, declares_batch, prefetch
 from .client import BUDGET, HANG, OK, Client, Reply, request_line
@@ -422,7 +423,13 @@ def fuzz_share(limits: Limits, vectors: OpResult, blocks: int) -> float:
 
 def fuzz_op(run: Run, op: Op, examples: int, seed_value: int, budget: float = math.inf) -> dict:
     """Fuzz one op block by block (see `fuzz_block`), stopping after the first failing block;
-    each block may take `budget` seconds."""
+    each block may take `budget` seconds. An op whose reference needs a package that is not
+    installed here is not fuzzed, and the note names the package: the reference could not
+    judge a single answer."""
+    missing = [p for p in op.needs if not installed(p)]
+    if missing:
+        return {"examples": examples, "requests": 0, "failure": None, "resource_limit": 0,
+                "note": f"not fuzzed: the reference {MissingPackage(missing[0]).message}"}
     parts: list[dict] = []
     for block, size in enumerate(fuzz_blocks(examples)):
         parts.append(fuzz_block(run, op, size, block_seed(seed_value, block), budget))

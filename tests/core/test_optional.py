@@ -182,3 +182,20 @@ def test_the_command_line_names_a_missing_package_and_exits_2(monkeypatch, capsy
     monkeypatch.setattr(ops, "run", run)
     assert main(["ops"]) == 2
     assert capsys.readouterr().err == f"crucible-spec: {NEEDS}\n"
+
+
+def test_fuzzing_an_op_whose_reference_needs_a_missing_package_sends_nothing(monkeypatch):
+    """conform --fuzz against an implementation that serves egraph.saturate, on a machine
+    without egglog: the reference cannot judge any answer, so the op is not fuzzed and the
+    note names the package (it was once a failure: the reference's error read as the truth)."""
+    from crucible_spec.conformance import runner
+    from crucible_spec.spec.core.registry import REGISTRY
+
+    class NoRequests:
+        def ask(self, *args):
+            raise AssertionError("a request was sent")
+
+    monkeypatch.setattr(runner, "installed", lambda package: package != "egglog")
+    got = runner.fuzz_op(NoRequests(), REGISTRY.ops["egraph.saturate"], 20, 0)
+    assert got["requests"] == 0 and got["failure"] is None
+    assert got["note"] == f"not fuzzed: the reference {NEEDS}"
