@@ -25,7 +25,7 @@ from ...spec.core.registry import REGISTRY, SAME_SUBJECT, Obligation, po_sort_ke
 from . import cache, patch
 from .evidence import BACKEND_VARIABLE, check_contract, check_property
 from .model import explore
-from .obligation import DEFAULT_RLIMIT, Contract, Property, Query
+from .obligation import BIT_BLAST, DEFAULT_RLIMIT, Contract, Property, Query
 
 PROVED, REFUTED, UNKNOWN, ERROR = "proved", "refuted", "unknown", "error"
 SKIPPED = "skipped"
@@ -124,6 +124,14 @@ def query_key(q: Query) -> str:
     return cache.query_key(canonical_smt2(q.formula), q.expect, z3_version())
 
 
+def make_solver(logic: str | None, ctx: z3.Context) -> z3.Solver:
+    """z3's general solver, its solver for an SMT-LIB logic, or (BIT_BLAST) a bit-vector
+    formula simplified, bit-blasted and handed to the SAT solver alone."""
+    if logic == BIT_BLAST:
+        return z3.Then("simplify", "bit-blast", "sat", ctx=ctx).solver()
+    return z3.SolverFor(logic, ctx=ctx) if logic else z3.Solver(ctx=ctx)
+
+
 def check_query(q: Query, timeout_s: float, settings: Settings, key: str | None = None
                 ) -> QueryOutcome:
     """Solve one query in a context of its own within its resource budget (rlimit, so the
@@ -137,7 +145,7 @@ def check_query(q: Query, timeout_s: float, settings: Settings, key: str | None 
             return QueryOutcome(q.label, hit["status"], hit["seconds"], True, hit.get("model"),
                                 rlimit=hit.get("rlimit"))
     ctx = z3.Context()
-    solver = z3.SolverFor(q.logic, ctx=ctx) if q.logic else z3.Solver(ctx=ctx)
+    solver = make_solver(q.logic, ctx)
     solver.set("rlimit", q.rlimit or DEFAULT_RLIMIT)
     solver.set("timeout", max(1, int(timeout_s * 1000)))
     solver.add(q.formula.translate(ctx))
