@@ -2,6 +2,8 @@
 optimizer), as the spec states them.
 
 Problem C[M, N] = A[M, K] @ B[K, N], elements of `bpe` bytes; tile (tm, tn, tk).
+0. Guard: tiling is a schedule, so the search runs only once the matmul nest's band (i, j, k)
+   is shown tilable (spec/symplex/schedule.py, `matmul_tilable`).
 1. Candidates: tm, tn, tk run over multiples of the target's MMA shape (m, n, k), from one
    MMA up to the problem extent rounded up to the MMA step, at most TILE_CAP; a candidate is
    kept if its footprint (tm tk + tk tn + tm tn) x bpe x stages fits the SM's shared memory.
@@ -26,6 +28,7 @@ from dataclasses import dataclass
 
 from ..core.errata import NO_ERRATA
 from .hardware_target import Target, ridge
+from .schedule import matmul_tilable
 
 E13_401 = "E13.401"
 E13_402 = "E13.402"
@@ -186,7 +189,8 @@ def rank_key(c: TileCost) -> tuple:
 
 
 def tile_search(t: Target, p: Problem, errata: frozenset[str] = NO_ERRATA) -> SearchResult:
-    """Steps 1-3 (SympleX's phases under E13.403)."""
+    """Steps 0-3 (SympleX's phases under E13.403)."""
+    matmul_tilable()
     tiles = candidates(t, p, errata)
     costs = [tile_cost(t, p, tile, errata=errata) for tile in tiles]
     ranked = symplex_phases(t, costs) if E13_403 in errata else costs
