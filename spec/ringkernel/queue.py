@@ -217,13 +217,18 @@ WRAPPED = {"capacity": WORD // 2 + 1, "steps": [*_enq(7), DEQ]}
 erratum(
     E4_108, "SpscQueue::new takes any capacity, and one past 2^63 makes a queue of 0",
     seed=SEEDS["ringkernel"], location="crates/ringkernel-core/src/queue.rs SpscQueue::new",
-    ops=("queue.simulate",),
+    ops=("queue.simulate", "queue.mpsc", "queue.bounded", "queue.partitioned"),
     witness={"args": WRAPPED, "spec": {"error": "invalid_input"},
              "seed": {"capacity": 0, "dropped": 1,
                       "results": [{"outcome": QUEUE_FULL, "capacity": 0},
                                   {"outcome": QUEUE_EMPTY}]}},
     also=({"op": "queue.simulate", "args": OVER_BOUND, "spec": {"error": "invalid_input"},
-           "seed": {"capacity": 2 * MAX_CAPACITY, "enqueued": 1, "dequeued": 1}},),
+           "seed": {"capacity": 2 * MAX_CAPACITY, "enqueued": 1, "dequeued": 1}},
+          {"op": "queue.mpsc", "args": {"capacity": WORD // 2 + 1, "steps": [
+              {"op": "enqueue", "producer": 1, "message": 7}]},
+           "spec": {"error": "invalid_input"},
+           "seed": {"capacity": 0, "dropped": 1, "results": [{"outcome": QUEUE_FULL,
+                                                              "capacity": 0}]}}),
     flag="result",
     detail="capacity.next_power_of_two() is not checked: a request of 2^63 + 1 or more wraps "
            "to 0 in the release build (a debug build panics), mask = 0 - 1 wraps too, and "
