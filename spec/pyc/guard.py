@@ -17,8 +17,8 @@
 3. A failure counts one guard miss and makes the run a runtime error; otherwise `ok`.
 
 The module here is the model's copy: PyC re-hashes its own private copy, so in PyC only memory
-corruption trips step 1. Speculative plans and the phantom graph are off, and the CUDA
-backend's stable-repeat fast path (which also skips step 1) is not modelled.
+corruption trips step 1. Speculative plans and the phantom graph are off; the stable-repeat
+fast path (which also skips step 1) is `pyc.repeat` (repeat.py).
 """
 
 from __future__ import annotations
@@ -228,6 +228,33 @@ def guard_domain() -> st.SearchStrategy:
 
 
 _SKIP = {"module": X_4X4, "fingerprint": X_FP, "enforce": True}
+STATS_BASE = {
+    "status": "ok", "contract_ok": True, "contract_reason": "ok", "guard_miss_count": 0,
+    "fallback_count": 0, "stable_repeat": False, "speculative_plan_hit": False,
+    "speculative_plan_miss_count": 0, "speculative_guard_miss_count": 0,
+    "speculative_confidence": "0x3ff0000000000000", "speculative_shape_bucket": "",
+    "phantom_graph_match": False, "phantom_graph_match_score": "0x0000000000000000",
+    "phantom_graph_match_count": 0, "phantom_graph_mismatch_count": 0,
+    "phantom_graph_reshape_count": 0, "phantom_graph_confidence": "0x0000000000000000",
+    "phantom_graph_expected_bucket": "", "phantom_graph_expected_signature": "",
+    "phantom_graph_observed_signature": ""}
+"""A pyc.run_stats record of a successful run, speculative plans and phantom graph off, of a
+module without graph breaks: the errata's witnesses state what differs from it."""
+
+
+def _stats_args(module: dict, runs: list[dict], backend: str) -> dict:
+    return {"module": module, "backend": backend, "speculative": False, "phantom": False,
+            "max_plans": 3, "horizon": 1, "fastpath_env": True, "runs": runs}
+
+
+def _square4(dtype: int = 1, size: int = 64) -> dict:
+    return {"inputs": [{**_desc(dtype, [4, 4], size), "data": 1}, {**F32_4X4, "data": 2}],
+            "outputs": [{**F32_4X4, "data": 3}]}
+
+
+MM_4X4 = {"ops": [wire_op("input", "a", [4, 4]), wire_op("input", "b", [4, 4]),
+                  wire_op("matmul", "mm", [4, 4], [0, 1]), wire_op("output", "out", [4, 4], [2])]}
+_FAILED = {"status": "runtime_failed", "contract_ok": False, "guard_miss_count": 1}
 declare(
     "pyc.guard", chapter=14,
     summary="PyC's run guards: the contract_reason a run reports from the module's fingerprint "
@@ -255,25 +282,56 @@ declare(
 erratum(
     E14_6, "A run whose input shape hash equals the last successful run's skips the input guard",
     seed=PYC_SEED, location="src/compiler/compiler_api.c pyc_run_model, runtime_shape_cached",
-    ops=("pyc.guard",),
+    ops=("pyc.guard", "pyc.repeat", "pyc.run_stats"),
     witness={"args": {**_SKIP, "inputs": [F16_COLLIDING], "last": [F32_4X4]},
              "spec": {"reason": "input_dtype_mismatch", "input_guard": "ran"},
              "seed": {"reason": "ok", "input_guard": "skipped"}},
     flag="result",
+    also=({"op": "pyc.repeat",
+           "args": {"backend": "cuda", "speculative": False, "phantom": False,
+                    "autotune": False, "fastpath_env": True,
+                    "last": {"inputs": [{**F32_4X4, "data": 1}],
+                             "outputs": [{**F32_4X4, "data": 2}]},
+                    "inputs": [{**F16_COLLIDING, "data": 1}],
+                    "outputs": [{**F32_4X4, "data": 2}]},
+           "spec": {"cached_by": "none", "input_guard": True, "controller": True},
+           "seed": {"cached_by": "shape_hash", "input_guard": False, "controller": False}},
+          {"op": "pyc.run_stats",
+           "args": _stats_args(MM_4X4, [_square4(), _square4(2, 0x30000000195)], "cuda"),
+           "spec": {"runs": [
+               STATS_BASE | {"fallback_count": 1, "speculative_shape_bucket": "tiny:i2:b128"},
+               STATS_BASE | _FAILED | {"contract_reason": "input_dtype_mismatch",
+                                       "fallback_count": 1,
+                                       "speculative_shape_bucket": "tiny:i2:b96"}]},
+           "seed": {"runs": [
+               STATS_BASE | {"fallback_count": 1, "speculative_shape_bucket": "tiny:i2:b128"},
+               STATS_BASE | {"status": "runtime_failed", "fallback_count": 1,
+                             "speculative_shape_bucket": "tiny:i2:b128"}]}}),
     detail="PyC keeps the last successful run's shape hash, FNV-1a 64 over whole 64-bit words "
            "(dtype, size_bytes, rank, dims), and skips inputs_match_module when a run's hash "
            "equals it. One word can undo another: an f16 [4, 4] descriptor of "
            "0x30000000195 bytes hashes like the f32 [4, 4] 64-byte one, so an f16 tensor runs "
-           "as f32. The spec skips the guard only for descriptors equal to the last run's.",
+           "as f32 (in pyc_run_model it passes the guard with contract ok, reports the last "
+           "run's bucket and then fails in the executor); on the CUDA backend a run that "
+           "skips the guard this way also skips the controller and kernel reselection "
+           "(pyc.repeat). The spec skips the guard only for descriptors equal to "
+           "the last run's.",
 )
 erratum(
     E14_7, "A rank-0 input never passes the size guard",
     seed=PYC_SEED, location="src/compiler/compiler_api.c shape_num_elements",
-    ops=("pyc.guard",),
+    ops=("pyc.guard", "pyc.run_stats"),
     witness={"args": {"module": SCALAR, "fingerprint": fingerprint(module_from_wire(SCALAR)),
                       "inputs": [_desc(1, [], 4)], "enforce": True},
              "spec": {"reason": "ok"}, "seed": {"reason": "input_size_mismatch"}},
     flag="result",
+    also=({"op": "pyc.run_stats",
+           "args": _stats_args(SCALAR, [{"inputs": [{**_desc(1, [], 4), "data": 1}],
+                                         "outputs": [{**_desc(1, [], 4), "data": 2}]}], "cpu"),
+           "spec": {"runs": [STATS_BASE | {"speculative_shape_bucket": "tiny:i1:b4"}]},
+           "seed": {"runs": [STATS_BASE | _FAILED | {
+               "contract_reason": "input_size_mismatch", "speculative_guard_miss_count": 1,
+               "speculative_shape_bucket": "tiny:i1:b4"}]}},),
     detail="verify accepts rank 0, but shape_num_elements answers 0 for it, so the required "
            "size is 0 and the guard reports input_size_mismatch whatever the buffer: a module "
            "with a scalar input compiles and never runs. The spec counts one element.",

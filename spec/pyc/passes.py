@@ -147,7 +147,16 @@ def bucket(total_bytes: int, inputs: int) -> str:
     return f"{klass}:i{inputs}:b{total_bytes}"
 
 
-def speculative(ops: list[PycOp], r: PassReport) -> None:
+def signature(shapes: list[tuple[int, tuple[int, ...]]]) -> str:
+    """`<dtype>:r<rank>x<d0>x<d1>...` per (dtype, shape), joined by `;`; empty past 127
+    characters."""
+    sig = ";".join(f"{dtype}:r{len(shape)}" + "".join(f"x{d}" for d in shape)
+                   for dtype, shape in shapes)
+    return sig if len(sig) <= SIGNATURE_MAX else ""
+
+
+def module_bucket(ops: tuple[PycOp, ...] | list[PycOp]) -> str:
+    """The bucket of a module's INPUT ops: elements x dtype bytes each, a rank-0 input none."""
     inputs = [op for op in ops if op.kind == OpKind.INPUT]
     total = 0
     for op in inputs:
@@ -155,10 +164,17 @@ def speculative(ops: list[PycOp], r: PassReport) -> None:
         for d in op.shape:
             elems *= d
         total += elems * DTYPE_BYTES[op.dtype] if op.shape else 0
-    r.shape_bucket = bucket(total, len(inputs))
-    sig = ";".join(f"{int(op.dtype)}:r{len(op.shape)}" + "".join(f"x{d}" for d in op.shape)
-                   for op in inputs)
-    r.signature = sig if len(sig) <= SIGNATURE_MAX else ""
+    return bucket(total, len(inputs))
+
+
+def module_signature(ops: tuple[PycOp, ...] | list[PycOp]) -> str:
+    """The signature of a module's INPUT ops."""
+    return signature([(int(op.dtype), op.shape) for op in ops if op.kind == OpKind.INPUT])
+
+
+def speculative(ops: list[PycOp], r: PassReport) -> None:
+    r.shape_bucket = module_bucket(ops)
+    r.signature = module_signature(ops)
     total_breaks = sum(r.breaks.values())
     c = r.compilability * (0.65 if total_breaks else 1.0)
     c *= 0.95 if r.peak_live_values > 8 else 1.0
