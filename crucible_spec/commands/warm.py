@@ -11,7 +11,10 @@ minutes in total and shows nothing. `warm` pays that once, with progress:
    code beside the module (or under NUMBA_CACHE_DIR when set).
 4. With `--jobs N`, ops are spread over N worker processes (numba's cache files are written
    atomically, so processes can share it); each op is timed in the process that ran it.
-5. Print seconds per op, slowest first; exit 1 naming every op that failed.
+5. Without `--ops`, also compile each compiled model-check search (a `CompiledMachine` among
+   a model obligation's checks, e.g. hlc.tla's at its .cfg) by its `warm()`, in this process.
+6. Print seconds per op (and per search, named by its obligation), slowest first; exit 1
+   naming every one that failed.
 """
 
 from __future__ import annotations
@@ -90,6 +93,28 @@ def _warm_all(names: list[str], jobs: int, tell) -> list[tuple[str, float, str]]
     return done
 
 
+def warm_searches() -> list[tuple[str, float, str]]:
+    """(obligation, seconds, error or '') for each compiled model-check search (step 5)."""
+    from ..proofs.core.model import CompiledMachine
+    from ..spec.core.registry import REGISTRY
+
+    done = []
+    for po in REGISTRY.obligations.values():
+        if po.kind != "model":
+            continue
+        start = time.perf_counter()
+        try:
+            machines = [m for m in po.build(po.subject) if isinstance(m, CompiledMachine)]
+            for m in machines:
+                m.warm()
+        except Exception as e:  # reported per obligation, as warm_op does per op
+            done.append((po.id, time.perf_counter() - start, f"{type(e).__name__}: {e}"))
+            continue
+        if machines:
+            done.append((po.id, time.perf_counter() - start, ""))
+    return done
+
+
 def cache_location() -> str:
     """Where numba writes its cache: NUMBA_CACHE_DIR, or __pycache__ beside each module."""
     from numba.core import config
@@ -105,12 +130,18 @@ def run(args: argparse.Namespace) -> int:
     start = time.perf_counter()
     with console.messages("warm") as tell:
         results = _warm_all([op.name for op in ops], min(args.jobs, len(ops)), tell)
+        if not args.ops:
+            tell("compiling the model-check searches")
+        searches = [] if args.ops else warm_searches()
     total = time.perf_counter() - start
+    also = f" and {len(searches)} model-check search{'es' * (len(searches) != 1)}" \
+        if searches else ""
+    results += searches
     results.sort(key=lambda r: (-r[1], r[0]))
     console.print_table(["op", "seconds", "status"],
                         [(n, f"{s:.2f}", "failed" if e else "ok") for n, s, e in results],
                         right=["seconds"])
-    print(f"{len(results)} ops warmed in {total:.1f}s wall ({args.jobs} job(s)); "
+    print(f"{len(ops)} ops{also} warmed in {total:.1f}s wall ({args.jobs} job(s)); "
           f"cache: {cache_location()}")
     failed = [(n, e) for n, _, e in sorted(results) if e]
     for name, error in failed:
@@ -122,7 +153,8 @@ def add_parser(sub) -> None:
     p = sub.add_parser(
         "warm", help="compile every numba kernel into the on-disk cache",
         description="Run each op's numba kernel once on small inputs (its bench inputs, else "
-                    "its edges, else generated args) through the path serve takes, so every "
+                    "its edges, else generated args) through the path serve takes, and (without "
+                    "--ops) each compiled model-check search at its smallest bounds, so every "
                     "cached numba function is compiled and written to numba's on-disk cache "
                     "(beside the modules, or under NUMBA_CACHE_DIR). Later runs of serve, "
                     "conform, bench and the tests load the machine code instead of compiling. "

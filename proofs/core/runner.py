@@ -18,6 +18,7 @@ from pathlib import Path
 
 import z3
 
+from ... import fast as fast_package
 from ... import spec as spec_package
 from ...spec.core.machine import Machine
 from ...spec.core.optional import MissingPackage
@@ -169,12 +170,14 @@ def check_query(q: Query, timeout_s: float, settings: Settings, key: str | None 
     return QueryOutcome(q.label, status, seconds, False, model, rlimit=used)
 
 
-SOURCE_ROOTS = (Path(spec_package.__file__).parent, Path(__file__).parents[1])
+SOURCE_ROOTS = (Path(spec_package.__file__).parent, Path(__file__).parents[1],
+                Path(fast_package.__file__).parent)
+"""spec/, proofs/, and fast/, whose compiled searches some model checks run."""
 
 
 @functools.cache
 def source_digest(*roots: Path) -> str:
-    """sha256 of every module under `roots` (default: spec/ and proofs/): the code an
+    """sha256 of every module under `roots` (default: SOURCE_ROOTS): the code an
     obligation's checks can read, whatever module it lives in."""
     h = hashlib.sha256()
     for root in roots or SOURCE_ROOTS:
