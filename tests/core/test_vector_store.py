@@ -20,14 +20,14 @@ from crucible_spec.conformance.vector_store import Suite
 ROOT = vectors.VECTORS_DIR
 
 FLAT_MANIFESTS = {
-    "crucible": "47d885034f620678d1282388647d0dff3ed2ffdcb79fdbeeb7fd921a1c78950a",
-    "crucible@8d2680a2": "6851b928df054e9f8c9371411049ab11924f27a52ff17c857a7416a12d67e4b1",
-    "crucible@9cf2c965": "c28bcb8a758cd08c14e4d7748660b1462099832476510111094cf14ebcefe1a2",
-    "pyc@fdf1563": "984a38696673d57872e55eae652bdd86fe3037e1b1440671928b9215d2df1b97",
-    "ringkernel@1.1.0": "89df0e4036fbff3a22842623b92ecd9205a8bce82929faea746e400e500e2444",
-    "symplex@1.0.0": "cee55ca61807d8b50cc94cfb8c9e7f042bc6bacd2d43ee434a8aee703f829150",
-    "vyre@0.6.3": "ffd8c5551d75fd3fbdea21cfd633030d26d825c65014c7300c4c5dbb49b35fb7",
-    "vyre@0.6.5": "f438908b47a18ee3dffffb599033a61a9bffaccf4f288a0e24eedad78ba7adcf",
+    "crucible": "a9d786592c2d5834b5b34d62681f6e93227644ce6ae3156d194595e43354fbe5",
+    "crucible@8d2680a2": "85f6cd93c1afb74a2c9de1ce41d501d8793b449868cd5010b9dcf8d9910b42ee",
+    "crucible@9cf2c965": "01a3b280b35695b329ad535ab14148cb94f0e22c2af8011e47468e6c6b28d4e6",
+    "pyc@fdf1563": "126c53e2ac774ee41ea62bbc04781825f552b9c2edc1e95b8db3a351f477fea7",
+    "ringkernel@1.1.0": "5cf9c6e89707dd877fb1b823c694584a9838d0bee9fbd5ca163e81db11bea279",
+    "symplex@1.0.0": "b4decbb113f17b0258c9ee0c7ee4121edaed37134dcc2db4f2dd2a735f708952",
+    "vyre@0.6.3": "b8d62e0f509df9c867dc592419d6dda186ba4e694e1da9d2461ee95bf416761e",
+    "vyre@0.6.5": "b78d5c6606b5f5ac377ff39fc5b13df354c9213c853f3bee0f03cd70027f55f1",
 }
 """sha256 of each profile's manifest.json as the flat generation wrote it before overlays (each
 manifest holds the sha256 of every file). Regenerating the vectors changes them: replace them
