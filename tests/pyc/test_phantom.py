@@ -5,28 +5,13 @@ small C drivers calling its functions, or its own test
 
 from __future__ import annotations
 
-import json
-import struct
-
 import numpy as np
 import pytest
 
 from crucible_spec import load_all
-from crucible_spec.conformance.serve import answer
-from crucible_spec.engine import Implementation
-from crucible_spec.spec.core.errata import profile_errata
+from tests.pyc.wire import ask, f64_hex
 
 load_all()
-
-
-def _ask(op: str, args: dict, profile: str = "crucible", impl: str = "reference") -> dict:
-    out = answer(json.dumps({"id": 1, "op": op, "args": args}),
-                 Implementation(impl, profile_errata(profile)), profile)
-    return out["result"] if out["ok"] else out["error"]
-
-
-def _h(x: float) -> str:
-    return "0x" + struct.pack(">d", x).hex()
 
 
 # ── phantom graph ─────────────────────────────────────────────────────────────────────────────
@@ -39,15 +24,15 @@ def _obs(b: str, s: str, err: bool = False) -> dict:
 
 
 def _track(obs: list[dict], horizon=1, conf=1.0, bucket=B2, sig=S2, impl="reference") -> dict:
-    return _ask("pyc.phantom.track", {"expected_bucket": bucket, "expected_signature": sig,
-                                      "confidence": _h(conf), "horizon": horizon,
+    return ask("pyc.phantom.track", {"expected_bucket": bucket, "expected_signature": sig,
+                                      "confidence": f64_hex(conf), "horizon": horizon,
                                       "observations": obs}, impl=impl)
 
 
 def test_pycs_own_speculative_test_sequence():
     out = _track([_obs(B2, S2), _obs(B4, S4), _obs("tiny:i2:b72", "1:r2x3x3;1:r2x3x3", True)])
     assert [s["match"] for s in out["steps"]] == [True, False, False]
-    assert [s["confidence"] for s in out["steps"]] == [_h(1.0), _h(0.7), _h(0.7)]
+    assert [s["confidence"] for s in out["steps"]] == [f64_hex(1.0), f64_hex(0.7), f64_hex(0.7)]
     assert (out["match_count"], out["mismatch_count"], out["reshape_count"]) == (1, 2, 1)
     assert out["expected_signature"] == S4
 
@@ -58,7 +43,7 @@ def test_pycs_own_speculative_test_sequence():
 ])
 def test_match_score(es, os, eb, ob, score):
     step = _track([_obs(ob, os)], bucket=eb, sig=es)["steps"][0]
-    assert step["score"] == _h(score) and step["match"] == (score == 1.0)
+    assert step["score"] == f64_hex(score) and step["match"] == (score == 1.0)
 
 
 def test_the_average_is_pycs_float64_bit_for_bit_and_float32_is_not():
@@ -67,7 +52,7 @@ def test_the_average_is_pycs_float64_bit_for_bit_and_float32_is_not():
     c = np.float32(0.3)
     for _ in range(40):
         c = np.float32(c * np.float32(0.85) + np.float32(0.15))
-    assert _h(float(c)) != out["confidence"]
+    assert f64_hex(float(c)) != out["confidence"]
 
 
 def test_a_horizon_of_three_reshapes_on_every_third_mismatch():

@@ -5,31 +5,15 @@ small C drivers calling its functions, or its own test
 
 from __future__ import annotations
 
-import json
-import struct
-
 import numpy as np
 import pytest
 
 from crucible_spec import load_all
-from crucible_spec.conformance.serve import answer
-from crucible_spec.engine import Implementation
-from crucible_spec.spec.core.errata import profile_errata
 from crucible_spec.spec.core.registry import REGISTRY
 from crucible_spec.spec.pyc.fingerprint import wire_op
+from tests.pyc.wire import SEED, ask, f64_hex
 
 load_all()
-SEED = "pyc@fdf1563"
-
-
-def _ask(op: str, args: dict, profile: str = "crucible", impl: str = "reference") -> dict:
-    out = answer(json.dumps({"id": 1, "op": op, "args": args}),
-                 Implementation(impl, profile_errata(profile)), profile)
-    return out["result"] if out["ok"] else out["error"]
-
-
-def _h(x: float) -> str:
-    return "0x" + struct.pack(">d", x).hex()
 
 
 MM_2X2 = {"ops": [wire_op("input", "a", [2, 2]), wire_op("input", "b", [2, 2]),
@@ -52,7 +36,7 @@ def _square(n: int, a: int = 1) -> dict:
 
 def _stats(runs, module=MM_2X2, backend="cpu", spec=True, phantom=True, max_plans=3,
            horizon=1, env=True, profile="crucible") -> dict:
-    return _ask("pyc.run_stats", {"module": module, "backend": backend, "speculative": spec,
+    return ask("pyc.run_stats", {"module": module, "backend": backend, "speculative": spec,
                                   "phantom": phantom, "max_plans": max_plans, "horizon": horizon,
                                   "fastpath_env": env, "runs": runs}, profile)
 
@@ -76,7 +60,7 @@ def test_repeat_kinds():
     last = {"inputs": [_d((4, 4))], "outputs": [_d((4, 4), 2)]}
 
     def rep(inputs, **kw):
-        return _ask("pyc.repeat", {"backend": "cuda", "last": last, "inputs": inputs,
+        return ask("pyc.repeat", {"backend": "cuda", "last": last, "inputs": inputs,
                                    "outputs": [_d((4, 4), 2)], **kw}, SEED)
     assert rep([_d((4, 4))])["cached_by"] == "exact_repeat"
     assert rep([_d((4, 4))], backend="cpu")["cached_by"] == "descriptors"
@@ -96,7 +80,7 @@ REAL_OFFSETS = {"compile_ms": 0, "active_mode": 104, "workload_family": 128,
 
 
 def test_layout_is_the_real_builds():
-    info = _ask("layout.info", {"struct": "pyc_run_stats"})
+    info = ask("layout.info", {"struct": "pyc_run_stats"})
     assert (info["sizeof"], info["alignof"]) == (1368, 8) and len(info["offsets"]) == 68
     assert {k: info["offsets"][k] for k in REAL_OFFSETS} == REAL_OFFSETS
 
@@ -111,7 +95,7 @@ def test_pycs_own_test_counters(profile, misses):
     assert [r["speculative_plan_miss_count"] for r in runs] == misses
     assert [r["speculative_guard_miss_count"] for r in runs] == [0, 0, 1]
     assert runs[2]["contract_reason"] == "input_shape_mismatch"
-    assert [r["speculative_confidence"] for r in runs] == [_h(1.0), _h(0.95), _h(0.95)]
+    assert [r["speculative_confidence"] for r in runs] == [f64_hex(c) for c in (1.0, 0.95, 0.95)]
     assert runs[2]["phantom_graph_expected_signature"] == S4
     assert runs[2]["phantom_graph_observed_signature"] == "1:r2x3x3;1:r2x3x3"
 
@@ -121,7 +105,7 @@ def test_a_drift_with_a_horizon_of_two():
     assert [r["speculative_shape_bucket"] for r in runs] == [
         B2, B4, B4, "small:i2:b512", B2]
     assert [r["phantom_graph_confidence"] for r in runs] == [
-        _h(1.0), _h(0.7749999999999999), _h(0.565), _h(0.4705), _h(0.3823)]
+        f64_hex(1.0), f64_hex(0.7749999999999999), f64_hex(0.565), f64_hex(0.4705), f64_hex(0.3823)]
 
 
 def test_guard_misses_count_as_speculative_without_plans_only_in_pyc():

@@ -5,29 +5,13 @@ small C drivers calling its functions, or its own test
 
 from __future__ import annotations
 
-import json
-import struct
-
 import pytest
 
 from crucible_spec import load_all
-from crucible_spec.conformance.serve import answer
-from crucible_spec.engine import Implementation
-from crucible_spec.spec.core.errata import profile_errata
 from crucible_spec.spec.pyc.fingerprint import wire_op
+from tests.pyc.wire import SEED, ask, f64_hex
 
 load_all()
-SEED = "pyc@fdf1563"
-
-
-def _ask(op: str, args: dict, profile: str = "crucible", impl: str = "reference") -> dict:
-    out = answer(json.dumps({"id": 1, "op": op, "args": args}),
-                 Implementation(impl, profile_errata(profile)), profile)
-    return out["result"] if out["ok"] else out["error"]
-
-
-def _h(x: float) -> str:
-    return "0x" + struct.pack(">d", x).hex()
 
 
 MM = {"ops": [wire_op("input", "a", [2, 3]), wire_op("input", "b", [3, 4]),
@@ -38,8 +22,8 @@ CONST_MM = {"ops": [wire_op("input", "a", [2, 3]), wire_op("const", "w", [3, 4])
 
 
 def _plans(module=MM, max_plans=0, report=3, conf=1.0, mode="balanced", profile="crucible"):
-    return _ask("pyc.speculative.plans", {"module": module, "max_plans": max_plans,
-                                          "report_plans": report, "confidence": _h(conf),
+    return ask("pyc.speculative.plans", {"module": module, "max_plans": max_plans,
+                                          "report_plans": report, "confidence": f64_hex(conf),
                                           "mode": mode}, profile)
 
 
@@ -50,14 +34,14 @@ def test_the_golden_module_has_pycs_three_variants():
     assert [(p["scale"], p["bucket"], p["signature"]) for p in plans] == [
         (1, "tiny:i2:b72", "1:r2x2x3;1:r2x3x4"), (2, "small:i2:b288", "1:r2x4x6;1:r2x6x8"),
         (4, "small:i2:b1152", "1:r2x8x12;1:r2x12x16")]
-    assert [p["confidence"] for p in plans] == [_h(1.0), _h(0.95), _h(0.85)]
+    assert [p["confidence"] for p in plans] == [f64_hex(1.0), f64_hex(0.95), f64_hex(0.85)]
 
 
 @pytest.mark.parametrize("max_plans,report,conf,want", [
-    (2, 3, 0.7, [_h(0.7), _h(0.6649999999999999)]),
-    (0, 0, 0.3, [_h(0.3), _h(0.285), _h(0.255)]),
-    (0, 1, 1.0, [_h(1.0)]),
-    (9, 1, 1.0, [_h(1.0), _h(0.95), _h(0.85)]),
+    (2, 3, 0.7, [f64_hex(0.7), f64_hex(0.6649999999999999)]),
+    (0, 0, 0.3, [f64_hex(0.3), f64_hex(0.285), f64_hex(0.255)]),
+    (0, 1, 1.0, [f64_hex(1.0)]),
+    (9, 1, 1.0, [f64_hex(1.0), f64_hex(0.95), f64_hex(0.85)]),
 ])
 def test_the_count_and_discounts_are_pycs(max_plans, report, conf, want):
     plans = _plans(MM, max_plans, report, conf, "memory_first")["plans"]
@@ -85,6 +69,6 @@ def test_selection_order_as_pycs_find_speculative_plan(mode, sig, bucket, want):
     plans = [{"mode": "memory_first", "signature": "A", "bucket": "b72"},
              {"mode": "balanced", "signature": "A", "bucket": "b72"},
              {"mode": "balanced", "signature": "B", "bucket": "b288"}]
-    got = _ask("pyc.speculative.select", {"plans": plans, "mode": mode, "signature": sig,
+    got = ask("pyc.speculative.select", {"plans": plans, "mode": mode, "signature": sig,
                                           "bucket": bucket})
     assert got == {"plan": want}
