@@ -156,8 +156,10 @@ def grid_edges() -> list[dict]:
         (U32_MAX, U32_MAX))]
 
 
-LANE = st.one_of(st.integers(0, U32_MAX), st.integers(0, 255),
-                 st.sampled_from([0x12345678, 0x80000000, U32_MAX]))
+def lanes() -> st.SearchStrategy:
+    """u32 lanes, small ones and a few marked patterns among them."""
+    return st.one_of(st.integers(0, U32_MAX), st.integers(0, 255),
+                     st.sampled_from([0x12345678, 0x80000000, U32_MAX]))
 
 
 def decode_domain() -> st.SearchStrategy:
@@ -165,7 +167,7 @@ def decode_domain() -> st.SearchStrategy:
     @st.composite
     def build(draw) -> dict:
         r_next = draw(st.integers(0, 40))
-        first = le_words(draw(st.lists(LANE, min_size=r_next, max_size=r_next)))
+        first = le_words(draw(st.lists(lanes(), min_size=r_next, max_size=r_next)))
         rest = draw(st.lists(st.binary(max_size=12), max_size=2))
         return {"outputs": [first, *rest], "r_next": r_next}
 
@@ -190,8 +192,8 @@ def inputs_domain() -> st.SearchStrategy:
     @st.composite
     def build(draw) -> dict:
         r_prev, r_next = draw(st.integers(1, 8)), draw(st.integers(1, 8))
-        return {"acc_in": draw(st.lists(LANE, min_size=r_prev, max_size=r_prev)),
-                "core": draw(st.lists(LANE, min_size=r_prev * r_next,
+        return {"acc_in": draw(st.lists(lanes(), min_size=r_prev, max_size=r_prev)),
+                "core": draw(st.lists(lanes(), min_size=r_prev * r_next,
                                       max_size=r_prev * r_next)),
                 "r_next": r_next}
 

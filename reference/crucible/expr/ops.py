@@ -57,9 +57,10 @@ def hash_of(op: int, payload: int, sym: int, flags: int) -> int:
 class Pool:
     def __init__(self, capacity: int, errata: frozenset[str]):
         self.cap = 16
-        self.seed_sum, self.seed_zero, self.seed_mod, self.seed_mod_zero, self.seed_nest, \
-            self.seed_ceil, self.seed_mod_index = (e in errata for e in (
-                "E14.501", "E14.502", "E14.503", "E14.504", "E14.550", "E14.551", "E14.552"))
+        self.seed_sum, self.seed_zero, self.seed_mod, self.seed_mod_zero, self.seed_maybe_zero, \
+            self.seed_nest, self.seed_ceil, self.seed_mod_index = (e in errata for e in (
+                "E14.501", "E14.502", "E14.503", "E14.504", "E14.505", "E14.550", "E14.551",
+                "E14.552"))
         while self.cap < capacity:
             self.cap *= 2
         self.nodes: list[tuple] = []
@@ -319,13 +320,13 @@ class Pool:
             return self.fd_node(a, b)
         if self.is_int(a) and self.is_int(b) and self.val(b) != 0:
             return self.num(wrap(self.val(a) // self.val(b)))
-        if self.is_v(a, 0):
+        if self.is_v(a, 0) and self.nonzero(b):
             return self.num(0)
         if self.is_v(b, 1):
             return a
         if self.is_v(b, -1):
             return self.neg(a)
-        if a == b:
+        if a == b and self.nonzero(b):
             return self.num(1)
         if self.op(a) in ("FLOOR_DIV", "CLEAN_DIV") and (self.flags(b) & 0x8 or self.seed_nest):
             return self.floor_div(self.kids(a)[0], self.mul(self.kids(a)[1], b))
@@ -368,11 +369,15 @@ class Pool:
                 return self.num(trunc_rem(x, y) if self.seed_mod else x % y)
             if op == "PYTHON_MOD" and y != 0:
                 return self.num(wrap(x % y))
-        if self.is_v(a, 0) or a == b or self.is_v(b, 1):
+        if ((self.is_v(a, 0) or a == b) and self.nonzero(b)) or self.is_v(b, 1):
             return self.num(0)
         if self.is_v(b, 2) and self.flags(a) & 0x300:
             return self.num(0 if self.flags(a) & 0x100 else 1)
-        return self.node(op, (a, b), 0x21 if op == "MOD" else 0x1)
+        return self.node(op, (a, b), 0x21 if op == "MOD" and self.nonzero(b) else 0x1)
+
+    def nonzero(self, b) -> bool:
+        """b is flagged positive or negative (the seed takes any divisor as non-zero)."""
+        return bool(self.flags(b) & 0x18) or self.seed_maybe_zero
 
     def mod_index(self, b, d, m):
         if self.is_v(d, 0) and not self.seed_zero:
