@@ -6,11 +6,22 @@ offsets).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
+import numpy as np
+
 from ..spec.core.errata import NO_ERRATA
-from ..spec.crucible.crtrace import HEADER_SIZE
-from ..spec.crucible.pipeline import PipelineRun, Window, recorded_of, run_pipeline
+from ..spec.crucible.build_trace import slot_caps
+from ..spec.crucible.crtrace import HEADER_SIZE, TRACE_OP_RECORD
+from ..spec.crucible.merkle_dag import chained
+from ..spec.crucible.pipeline import (
+    PipelineRun,
+    Window,
+    build_region,
+    recorded_of,
+    run_pipeline,
+)
 from ..spec.crucible.trace_build_ops import graph_to_wire
 from .diff import index_runs
 from .oracle_graphs import plan_diff
@@ -113,11 +124,11 @@ def _whole_file_divergence(a: TraceFile, b: TraceFile) -> Divergence | None:
             return Divergence(None, "", f"header.{name}",
                               str(int.from_bytes(x, "little")), str(int.from_bytes(y, "little")),
                               at, at)
-    if a.trace.names != b.trace.names:
-        key = next(k for k in sorted(set(a.trace.names) | set(b.trace.names))
-                   if a.trace.names.get(k) != b.trace.names.get(k))
-        return Divergence(None, "", f"names[0x{key:016x}]", repr(a.trace.names.get(key)),
-                          repr(b.trace.names.get(key)), a.frame.meta_end, b.frame.meta_end)
+    if a.names != b.names:
+        key = next(k for k in sorted(set(a.names) | set(b.names))
+                   if a.names.get(k) != b.names.get(k))
+        return Divergence(None, "", f"names[0x{key:016x}]", repr(a.names.get(key)),
+                          repr(b.names.get(key)), a.frame.meta_end, b.frame.meta_end)
     if a.data == b.data:
         return None
     at = next((k for k, (x, y) in enumerate(zip(a.data, b.data, strict=False)) if x != y),
@@ -129,11 +140,35 @@ def _whole_file_divergence(a: TraceFile, b: TraceFile) -> Divergence | None:
                       if len(a.data) != len(b.data) else "")
 
 
+def maybe_divergent(a: TraceFile, b: TraceFile, n: int) -> list[int] | range:
+    """The ops below n whose op_bytes may differ: every one, unless both files were read into
+    columns with metas of one size; then those whose record or meta start differs or whose
+    metas hold a differing row (a screen: op_bytes decides)."""
+    if not (a.columns and b.columns) or a.frame.meta_size != b.frame.meta_size:
+        return range(n)
+    size, meta_size = TRACE_OP_RECORD.size, a.frame.meta_size
+    rec_a, rec_b = (np.frombuffer(t.data, np.uint8, count=n * size, offset=HEADER_SIZE)
+                    .reshape(n, size) for t in (a, b))
+    m = min(a.frame.num_metas, b.frame.num_metas)
+    meta_a, meta_b = (np.frombuffer(t.data, np.uint8, count=m * meta_size,
+                                    offset=t.frame.meta_start).reshape(m, meta_size)
+                      for t in (a, b))
+    rows = np.zeros(m + 1, dtype=np.int64)
+    np.cumsum((meta_a != meta_b).any(axis=1), out=rows[1:])
+    cols = a.columns[0]
+    lo, other = cols.meta_start[:n], b.columns[0].meta_start[:n]
+    hi = np.minimum(lo + cols.n_in[:n] + cols.n_out[:n], m)
+    held = lo >= 0
+    out = (rec_a != rec_b).any(axis=1) | (lo != other)
+    out[held] |= rows[hi[held]] > rows[lo[held]]
+    return np.flatnonzero(out | (held & (lo + cols.n_in[:n] + cols.n_out[:n] > m))).tolist()
+
+
 def op_divergence(a: TraceFile, b: TraceFile) -> tuple[Divergence | None, list[int]]:
     """1. Walk the ops both files hold, field by field: the first that differs, and every op
     that differs. 2. Else the first op only one file holds, and all such ops."""
     first, ops = None, []
-    for i in range(min(a.num_ops, b.num_ops)):
+    for i in maybe_divergent(a, b, min(a.num_ops, b.num_ops)):
         if a.op_bytes(i) == b.op_bytes(i):
             continue
         d = field_divergence(i, a.op_name(i), a.fields(i), b.fields(i), f"ops[{i}]")
@@ -161,11 +196,77 @@ def pipeline_of(t: TraceFile, errata: frozenset[str]) -> PipelineRun:
     return run_pipeline(recorded_of(t.trace), None, errata)
 
 
+@dataclass(frozen=True)
+class RegionKey:
+    """What the consequences compare of a region: its window, content hash, and its plan's
+    (pool, offsets) (empty without a plan)."""
+
+    window: Window
+    content_hash: int
+    offsets: tuple
+
+    @property
+    def merkle_hash(self) -> int:
+        return chained(self.content_hash, None)
+
+
+@dataclass
+class RunFacts:
+    """A pipeline run as the consequences read it: boundaries, region keys, and region k in
+    trace.build's result form (graph and plan), asked for only where a region changes."""
+
+    boundaries: list[int]
+    regions: list[RegionKey]
+    wire: Callable[[int], dict]
+
+
+def reference_facts(t: TraceFile, errata: frozenset[str]) -> RunFacts:
+    """The facts of the reference pipeline's run."""
+    run = pipeline_of(t, errata)
+    keys = [RegionKey(r.window, r.graph.content_hash,
+                      (r.plan.pool_bytes, tuple(r.plan.offsets)) if r.plan else ())
+            for r in run.regions]
+    return RunFacts(run.boundaries, keys,
+                    lambda k: graph_to_wire(run.regions[k].graph, run.regions[k].plan))
+
+
+def numba_facts(t: TraceFile, errata: frozenset[str]) -> RunFacts:
+    """The same facts from the numba pipeline over the file's columns; a region asked for in
+    full is built by the reference from its window alone, with the scratch buffer (E6.5) the
+    regions before it leave (tests/core/test_trace_diff_fast.py holds the two equal)."""
+    from ..fast.numba.crucible.pipeline import run_arrays
+
+    arrays = t.columns[0]
+    run = run_arrays(arrays, errata)
+    keys = [RegionKey(r.window, r.built.content_hash,
+                      (r.pool_bytes, tuple(r.offsets.tolist())) if r.built.slots.shape[0]
+                      else ()) for r in run.regions]
+
+    def wire(k: int) -> dict:
+        scratch = 0
+        for key in keys[:k]:
+            w = key.window
+            scratch = slot_caps(0, int(arrays.n_out[w.start:w.start + w.count].sum()),
+                                scratch)[1]
+        w = keys[k].window
+        r = build_region(w, recorded_of(t.window_trace(w.start, w.count)), None, errata,
+                         scratch)
+        return graph_to_wire(r.graph, r.plan)
+
+    return RunFacts(run.boundaries, keys, wire)
+
+
+def run_facts(t: TraceFile, errata: frozenset[str]) -> RunFacts:
+    """The numba pipeline's facts where the array loader read the file, else the
+    reference's."""
+    return (numba_facts if t.columns else reference_facts)(t, errata)
+
+
 def _span(w) -> str:
     return f"ops {w.start}..{w.start + w.count - 1}"
 
 
-def where_is(op: int, run: PipelineRun) -> str:
+def where_is(op: int, run: RunFacts) -> str:
     """The region (by its window) an op index lies in, or 'outside every region'."""
     for k, r in enumerate(run.regions):
         if r.window.start <= op < r.window.start + r.window.count:
@@ -173,7 +274,7 @@ def where_is(op: int, run: PipelineRun) -> str:
     return f"op {op} lies outside every region"
 
 
-def region_consequences(ra: PipelineRun, rb: PipelineRun) -> list[str]:
+def region_consequences(ra: RunFacts, rb: RunFacts) -> list[str]:
     """What differs between two pipeline runs: boundaries, then per region its window, content
     and Merkle hashes, and its first divergent op, edge and slot and plan offset."""
     out = []
@@ -185,13 +286,12 @@ def region_consequences(ra: PipelineRun, rb: PipelineRun) -> list[str]:
         changes = []
         if x.window != y.window:
             changes.append(f"{_span(x.window)} -> {_span(y.window)}")
-        if x.graph.content_hash != y.graph.content_hash:
-            changes.append(f"content hash 0x{x.graph.content_hash:016x} -> "
-                           f"0x{y.graph.content_hash:016x}")
+        if x.content_hash != y.content_hash:
+            changes.append(f"content hash 0x{x.content_hash:016x} -> 0x{y.content_hash:016x}")
         if x.merkle_hash != y.merkle_hash:
             changes.append(f"Merkle hash 0x{x.merkle_hash:016x} -> 0x{y.merkle_hash:016x}")
-        if changes or _offsets(x) != _offsets(y):
-            wa, wb = graph_to_wire(x.graph, x.plan), graph_to_wire(y.graph, y.plan)
+        if changes or x.offsets != y.offsets:
+            wa, wb = ra.wire(k), rb.wire(k)
             plan = plan_diff(wa, wb)
             told = {f.where for f in plan} | {"content_hash"}  # each said once, plan's way
             changes.extend(f.describe() for f in graph_diff(wa, wb) + plan
@@ -201,17 +301,13 @@ def region_consequences(ra: PipelineRun, rb: PipelineRun) -> list[str]:
     return out or ["no region, hash, slot or plan offset changes"]
 
 
-def _offsets(r) -> tuple:
-    return (r.plan.pool_bytes, tuple(r.plan.offsets)) if r.plan else ()
-
-
 def compare_traces(a: TraceFile, b: TraceFile,
                    errata: frozenset[str] = NO_ERRATA) -> TraceComparison:
     """The first divergence of B from A, the count of divergent ops, and the consequences."""
     first, ops = first_divergence(a, b)
     if first is None:
         return TraceComparison(None)
-    ra, rb = pipeline_of(a, errata), pipeline_of(b, errata)
+    ra, rb = run_facts(a, errata), run_facts(b, errata)
     lines = [where_is(first.op, ra)] if first.op is not None else []
     return TraceComparison(first, ops, lines + region_consequences(ra, rb))
 
@@ -220,15 +316,15 @@ def compare_regions(t: TraceFile, i: int, j: int,
                     errata: frozenset[str] = NO_ERRATA) -> TraceComparison:
     """Why region j of one trace is not region i (see explain_windows), with both regions'
     content hashes."""
-    run = pipeline_of(t, errata)
+    run = run_facts(t, errata)
     if not (0 <= i < len(run.regions) and 0 <= j < len(run.regions)):
         raise IndexError(f"the trace has {len(run.regions)} regions; no region "
                          f"{max(i, j)}")
     c = explain_windows(t, (i, run.regions[i].window), (j, run.regions[j].window))
     if c.first is not None:
         c.consequences.append(
-            f"content hash 0x{run.regions[i].graph.content_hash:016x} (region {i}) vs "
-            f"0x{run.regions[j].graph.content_hash:016x} (region {j})")
+            f"content hash 0x{run.regions[i].content_hash:016x} (region {i}) vs "
+            f"0x{run.regions[j].content_hash:016x} (region {j})")
     return c
 
 

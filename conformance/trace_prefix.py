@@ -113,7 +113,7 @@ def compare_held(a: Side, b: Side) -> TraceComparison:
     whole = a.loaded or b.loaded
     if whole is None:
         raise ValueError("compare_held needs one file that loads")
-    meta_size, names = whole.frame.meta_size, whole.trace.names
+    meta_size, names = whole.frame.meta_size, whole.names
     ta, tb = (s.loaded or held_part(s.data, meta_size, names) for s in (a, b))
     first, ops = held_divergence(ta, tb)
     first = _header_divergence(a.data, b.data) or first

@@ -197,7 +197,7 @@ def steady_state_break(data: bytes, a: Analysis, errata: frozenset[str]) -> dict
     from .spec.crucible.pipeline import Window
 
     x, y = a.regions[-2], a.regions[-1]
-    c = explain_windows(TraceFile.read(data, errata),
+    c = explain_windows(TraceFile.read(data, errata, arrays=a.impl == "numba"),
                         (x.index, Window(x.boundary, x.start, x.num_ops)),
                         (y.index, Window(y.boundary, y.start, y.num_ops)))
     if c.first is None:

@@ -34,7 +34,8 @@ def run(args: argparse.Namespace) -> int:
     from ..bench_wire import WireError, parse_cmd, serve_impl
     from ..conformance.serve import device_of
 
-    ops = select_ops(args.ops, lambda op: op.bench is not None)
+    tools_only = args.tools and args.ops is None
+    ops = [] if tools_only else select_ops(args.ops, lambda op: op.bench is not None)
     for path in (args.json, args.plot):
         if path:
             check_output(path, args.force)
@@ -54,13 +55,25 @@ def run(args: argparse.Namespace) -> int:
             raise UsageError(str(e)) from None
     with console.messages("bench") as progress:
         quality = bench.plan_quality(args.quality_sizes, args.seed, progress) if planned else []
+    tools = []
+    if args.tools:
+        from ..bench_tools import render_tools, time_tools
+
+        with console.messages("bench") as progress:
+            tools = time_tools(args.tool_runs, progress)
     device = {b: device_of(b) for b in backends}
     print("devices: " + "; ".join(f"{b}: {d}" for b, d in device.items()))
-    print(bench.render(rows, backends))
+    if rows:
+        print(bench.render(rows, backends))
     if quality:
         print(bench.render_quality(quality))
+    if tools:
+        print(render_tools(tools))
     if args.json:
-        text = json.dumps(bench.as_json(rows, device, quality), indent=2) + "\n"
+        from ..bench_tools import tools_json
+
+        text = json.dumps(bench.as_json(rows, device, quality) | {"tools": tools_json(tools)},
+                          indent=2) + "\n"
         write_output(args.json, text.encode(), args.force)
         print(f"json: {args.json}")
     if args.plot:
@@ -68,7 +81,7 @@ def run(args: argparse.Namespace) -> int:
 
         write_output(args.plot, render_svg(rows).encode(), args.force)
         print(f"plot: {args.plot}")
-    return 1 if any(r.mismatch for r in rows) else 0
+    return 1 if any(r.mismatch for r in rows) or any(t.failed for t in tools) else 0
 
 
 def add_parser(sub) -> None:
@@ -99,7 +112,10 @@ def add_parser(sub) -> None:
                     "hello declares the batch form, in batch requests of up to 4096 items, "
                     "with a 'json:' line comparing that time with the json module's own parse "
                     "of the same request lines and write of the same answer lines. The reference "
-                    "stops after --reference-budget seconds and is scaled by items ('~').")
+                    "stops after --reference-budget seconds and is scaled by items ('~'). "
+                    "--tools times the commands a user waits on against their goals: 'oracle "
+                    "trace' on two 100k-op traces (under 3 s) and 'analyze' of a 1e6-op trace "
+                    "(under 5 s), each as its own process, file loading included.")
     p.add_argument("--ops", nargs="*", metavar="GLOB", help="ops to time (default: all)")
     p.add_argument("--sizes", type=_sizes, default=[1_000, 10_000, 100_000],
                    help="comma-separated sizes: items per batch, or ops per trace, each at "
@@ -126,6 +142,13 @@ def add_parser(sub) -> None:
     p.add_argument("--cmd", action="append", metavar="[NAME=]COMMAND",
                    help="also time any command that speaks the wire protocol (the C++ "
                         "implementation, say) the same way, as a column NAME (repeatable)")
+    p.add_argument("--tools", action="store_true",
+                   help="time 'oracle trace' on two synthetic 100k-op traces and 'analyze' of "
+                        "a synthetic 1e6-op trace as a user runs them (start-up and loading "
+                        "included), interleaved, against their goals (3 s, 5 s); without --ops "
+                        "the op table is left out")
+    p.add_argument("--tool-runs", type=positive_int, default=5, metavar="N",
+                   help="runs of each --tools command; the median is reported (default 5)")
     p.add_argument("--json", metavar="FILE", help="also write the results as JSON")
     p.add_argument("--plot", metavar="FILE.svg",
                    help="also write a log-scale bar chart of seconds per implementation, per "

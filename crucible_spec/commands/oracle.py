@@ -317,6 +317,7 @@ def add_parser(sub) -> None:
         "invalid input.", run_trace)
     t.add_argument("--against", type=count, metavar="J",
                    help="with one .crtrace: compare region J with region --region")
+    t.set_defaults(layers=lambda args: ("spec", "reference"))
     _graph_parser(osub, "plan", "first divergent slot of two memory plans, and broken "
                                 "invariants",
                   "Compare two memory plans: the first slot whose offset differs, the pools, "

@@ -100,11 +100,18 @@ def run_pipeline(recorded: list[RecordedOp], kernels: dict[int, int] | None = No
         if metalog_overflow(ops):
             out.skipped.append(w)
             continue
-        graph = build_trace(ops, kernels, errata, scratch)
+        out.regions.append(build_region(w, ops, kernels, errata, scratch))
         scratch = slot_cap_max(ops, scratch)
-        plan = compute_memory_plan(plan_slots_of(graph), errata) if graph.slots else None
-        out.regions.append(Region(w, graph, plan, chained(graph.content_hash, None)))
     return out
+
+
+def build_region(w: Window, ops: list[RecordedOp], kernels: dict[int, int] | None,
+                 errata: frozenset[str], scratch: int) -> Region:
+    """One iteration's region: its graph built with the scratch buffer the earlier builds
+    left, planned when it has slots, and its Merkle hash."""
+    graph = build_trace(ops, kernels, errata, scratch)
+    plan = compute_memory_plan(plan_slots_of(graph), errata) if graph.slots else None
+    return Region(w, graph, plan, chained(graph.content_hash, None))
 
 
 def metas_past_end(op: int, n: int, start: int, total: int) -> InvalidInput:
