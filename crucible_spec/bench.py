@@ -2,7 +2,8 @@
 
 For each op with a bench generator, `n` is what its generator says: the number of items in a
 batch for most ops, the number of ops in the one trace for whole-trace ops (detector.run,
-trace.build, dag.content_hash, plan.compute), the core cells of the one step for
+trace.build, dag.content_hash, plan.compute; past 100000 ops, plan.compute repeats the slots of
+a 100000-op trace), the core cells of the one step for
 vyre.tt_contract_step (r_prev = r_next = isqrt(n)), and the nodes of the one term
 egraph.saturate saturates (a sum of matmuls, under 10 n nodes and 30 iterations; reference
 only).
@@ -289,7 +290,7 @@ def bench_op(op: Op, n: int, backends: list[str], ref_max: int, repeat: int, see
                 for want, have in zip(expected, got[:len(expected)], strict=True)):
             row.mismatch.append(b)
     for wire in wires:
-        timing = time_wire(wire, op, items)
+        timing = time_wire(wire, op, items, warm)
         row.wire[wire.name] = timing.seconds
         if timing.json_seconds is not None:
             row.wire_json[wire.name] = timing.json_seconds

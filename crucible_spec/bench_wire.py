@@ -3,8 +3,9 @@
 A wire implementation is any command that speaks the `serve` protocol on stdin/stdout
 (`crucible-spec serve --impl numba`, the real C++ binary). It is timed as a user pays for it:
 
-1. Start the command; send a hello request and wait for its answer, so the start-up (process
-   launch, imports, JIT caches) is left out of the timing.
+1. Start the command; send a hello request and wait for its answer, then the warm-up items (as
+   the kernels get theirs) and wait for their answers, so the start-up (process launch,
+   imports, loading the op's compiled code) is left out of the timing.
 2. Encode the op's bench items with `op.args.encode`, one request line each, ids 1..n; where
    the hello declares the batch form, batch requests of up to BENCH_BATCH items (and about
    BATCH_BYTES of args) each, ids 1.., instead.
@@ -192,11 +193,25 @@ def _write_all(proc: subprocess.Popen, lines: list[bytes]) -> None:
         pass
 
 
-def time_wire(impl: WireImpl, op: Op, items: list[dict]) -> WireTiming:
+def _warm_up(proc: subprocess.Popen, op: Op, items: list[dict], batch: bool) -> None:
+    """Send the warm-up items (ids 1..) and read their answers, untimed; nothing is checked."""
+    lines = batch_lines(op, items)[0] if batch else request_lines(op, items)
+    try:
+        proc.stdin.writelines(lines)
+        proc.stdin.flush()
+    except BrokenPipeError:
+        return
+    for _ in lines:
+        proc.stdout.readline()
+
+
+def time_wire(impl: WireImpl, op: Op, items: list[dict], warm: list[dict] = ()) -> WireTiming:
     """The implementation timed on the items: one request per item, or batch requests where
-    its hello declares them."""
+    its hello declares them; after the warm-up items, untimed."""
     proc, greeting = _start(impl)
     batch = declares_batch(greeting)
+    if warm:
+        _warm_up(proc, op, list(warm), batch)
     lines, counts = batch_lines(op, items) if batch else (request_lines(op, items), [])
     writer = threading.Thread(target=_write_all, args=(proc, lines), daemon=True)
     start = time.perf_counter()

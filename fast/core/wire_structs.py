@@ -11,7 +11,8 @@ whose first error is the answer."""
 
 from __future__ import annotations
 
-from itertools import accumulate, chain, pairwise
+from itertools import accumulate, chain, pairwise, repeat
+from operator import itemgetter
 from typing import Any
 
 import numpy as np
@@ -56,18 +57,26 @@ def structs_from_wire(ctype: Struct, objs: list) -> list[dict] | None:
     if set(map(type, objs)) - {dict}:
         return None
     names, defaults = ctype.wire_members
-    given = frozenset().union(*map(frozenset, objs))
+    keysets = set(map(frozenset, objs))
+    given = frozenset().union(*keysets)
     if not given <= names.keys():
         return None
+    uniform = len(keysets) == 1
     decoded = {}
     for name in given:
-        values = member_values(names[name].member.ctype, [o[name] for o in objs if name in o])
+        values = member_values(names[name].member.ctype,
+                               list(map(itemgetter(name), objs)) if uniform else
+                               [o[name] for o in objs if name in o])
         if values is None:
             return None
         decoded[name] = iter(values)
     base = {n: defaults[n] if n in defaults else default_of(p.member.ctype, p.member.default)
             for n, p in names.items()}
     lists = [n for n, v in base.items() if isinstance(v, list)]
+    if uniform:  # every object gives the same members: build the dicts a row at a time
+        columns = [decoded[n] if n in given else map(list, repeat(v, len(objs))) if n in lists
+                   else repeat(v, len(objs)) for n, v in base.items()]
+        return [dict(zip(base, row, strict=True)) for row in zip(*columns, strict=True)]
     out = []
     for obj in objs:
         d = base | {n: list(base[n]) for n in lists}

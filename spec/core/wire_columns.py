@@ -270,8 +270,9 @@ def _encoded_fields(rec: Record, columns: dict[str, Any], n: int) -> dict[str, l
 def rows_text(rec: Record, columns: dict[str, Any], n: int) -> list[str] | None:
     """The compact JSON text (separators "," and ":") of each of n results given as columns:
     exactly what the encoder writes of each of `encode_rows`' dicts, built a column at a
-    time. None where a field's values are not all integers, all booleans, or all strings of
-    printable ASCII without '"', '\\' or ',' (which the encoder writes as they are)."""
+    time. None where a field's values are not all integers, all booleans, all strings of
+    printable ASCII without '"', '\\' or ',' (which the encoder writes as they are), or all
+    lists of such values."""
     texts = [_value_texts(values) for values in _encoded_fields(rec, columns, n).values()]
     if any(t is None for t in texts):
         return None
@@ -296,4 +297,26 @@ def _value_texts(values: list) -> list[str] | None:
         joined = "".join(values)
         if joined.isascii() and joined.isprintable() and not any(c in joined for c in '",\\'):
             return ('"' + '","'.join(values) + '"').split(",")
+    if kinds <= {list}:
+        return _list_texts(values)
     return None
+
+
+def _list_texts(values: list[list]) -> list[str] | None:
+    """The JSON text of each list, its items written by `_value_texts`; a run of lists all n
+    long is written n items at a time."""
+    items = _value_texts(list(chain.from_iterable(values)))
+    if items is None:
+        return None
+    lengths = set(map(len, values))
+    if len(lengths) == 1:
+        n = lengths.pop()
+        if n == 0:
+            return ["[]"] * len(values)
+        row = "[" + ",".join(["%s"] * n) + "]"
+        return list(map(row.__mod__, zip(*[iter(items)] * n, strict=True)))
+    out, at = [], 0
+    for n in map(len, values):
+        out.append("[" + ",".join(items[at:at + n]) + "]")
+        at += n
+    return out

@@ -27,12 +27,24 @@ from .memory_plan import (
 )
 from .pipeline import plan_slots_of, recorded_of
 
+PLAN_BENCH_OPS = 100_000
+"""The longest trace plan.compute's bench builds; past it the trace's slots are repeated, so
+inputs of millions of slots take seconds and a few hundred MB to make, not a trace of
+millions of ops."""
+
 
 def plan_bench(n: int, rng: np.random.Generator) -> list[dict]:
-    """The slots build_trace makes of an n-op trace with fresh storages."""
-    t = synthetic_trace(n, SHAPE, bench_seed(rng), fresh_storages=True)
-    g = build_trace(recorded_of(t))
-    return [{"slots": [asdict(s) for s in plan_slots_of(g)]}]
+    """The slots build_trace makes of an n-op trace with fresh storages. Past PLAN_BENCH_OPS
+    ops: those of a PLAN_BENCH_OPS-op trace, then its internal slots again, each copy that
+    many ops later, as long as they are born before op n."""
+    block = min(n, PLAN_BENCH_OPS)
+    t = synthetic_trace(block, SHAPE, bench_seed(rng), fresh_storages=True)
+    slots = [asdict(s) for s in plan_slots_of(build_trace(recorded_of(t)))]
+    internal = [s for s in slots if not s["is_external"]]
+    for shift in range(block, n, block):
+        slots += [s | {"birth_op": s["birth_op"] + shift, "death_op": s["death_op"] + shift}
+                  for s in internal if s["birth_op"] + shift < n]
+    return [{"slots": slots}]
 
 
 SLOTS = js.array(js.obj(

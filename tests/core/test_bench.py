@@ -69,3 +69,18 @@ def test_planner_quality_rows_compare_both_free_lists_with_the_bound():
     assert "spec/bound" in text and "seed/bound" in text and f"{row.spec_ratio:.3f}" in text
     (q,) = bench.as_json([], {}, [row])["plan_quality"]
     assert q["spec_pool"] == row.spec_pool and q["seed_ratio"] == row.seed_ratio
+
+
+def test_a_plan_bench_past_its_longest_trace_repeats_that_traces_slots(monkeypatch):
+    from crucible_spec.spec.crucible import plan_ops
+
+    monkeypatch.setattr(plan_ops, "PLAN_BENCH_OPS", 200)
+    (block,) = plan_ops.plan_bench(200, np.random.default_rng(3))
+    (long,) = plan_ops.plan_bench(450, np.random.default_rng(3))
+    slots = block["slots"]
+    internal = [s for s in slots if not s["is_external"]]
+    copies = [dict(s, birth_op=s["birth_op"] + shift, death_op=s["death_op"] + shift)
+              for shift in (200, 400) for s in internal if s["birth_op"] + shift < 450]
+    assert long["slots"] == slots + copies
+    assert any(s["birth_op"] >= 400 for s in long["slots"])
+    assert sum(s["is_external"] for s in long["slots"]) == sum(s["is_external"] for s in slots)

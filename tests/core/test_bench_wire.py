@@ -9,11 +9,13 @@ import subprocess
 import sys
 import xml.etree.ElementTree as ET
 
+import numpy as np
 import pytest
 
 from crucible_spec import bench, load_all
 from crucible_spec.bench_plot import render_svg
-from crucible_spec.bench_wire import WireError, parse_cmd, serve_impl
+from crucible_spec.bench_wire import WireError, answers_agree, parse_cmd, serve_impl, time_wire
+from crucible_spec.engine import run_reference
 from crucible_spec.spec.core.registry import REGISTRY
 
 load_all()
@@ -41,6 +43,36 @@ def test_a_wire_implementation_with_wrong_answers_is_a_mismatch():
     row = bench.bench_op(FMIX, 10, ["numba"], ref_max=100, repeat=1, seed=0, wires=[wrong])
     assert row.mismatch == ["wrong"]
     assert "MISMATCH: hash.fmix64 n=10 wrong" in bench.render([row], ["numba"])
+
+
+FIRST_WRONG = ("import sys, json\n"
+               "M = (1 << 64) - 1\n"
+               "def fmix(k):\n"
+               "    k ^= k >> 33\n"
+               "    k = k * 0xff51afd7ed558ccd & M\n"
+               "    k ^= k >> 33\n"
+               "    k = k * 0xc4ceb9fe1a85ec53 & M\n"
+               "    return k ^ (k >> 33)\n"
+               "seen = 0\n"
+               "for line in sys.stdin:\n"
+               "    req = json.loads(line)\n"
+               "    if req['op'] == 'hello':\n"
+               "        print(json.dumps({'id': 0, 'ok': True, 'result': {}}), flush=True)\n"
+               "        continue\n"
+               "    out = fmix(int(req['args']['x'], 16)) if seen else 0\n"
+               "    seen += 1\n"
+               "    answer = {'id': req['id'], 'ok': True, 'result': {'out': '0x%016x' % out}}\n"
+               "    print(json.dumps(answer), flush=True)\n")
+"""A wire implementation whose first answer after hello is wrong (as a cold start might be)."""
+
+
+def test_the_warm_up_takes_the_first_answer_before_the_timing():
+    cold = parse_cmd(f"cold={sys.executable} -c {shlex.quote(FIRST_WRONG)}")
+    row = bench.bench_op(FMIX, 10, ["numba"], ref_max=100, repeat=1, seed=0, wires=[cold])
+    assert row.mismatch == []
+    items = FMIX.bench(3, np.random.default_rng(0))
+    assert not answers_agree(FMIX, [FMIX.result.encode(run_reference(FMIX, a)) for a in items],
+                             time_wire(cold, FMIX, items).answers)
 
 
 def test_cmd_names_default_to_the_program():

@@ -4,6 +4,7 @@ JSON for results; and `run_batch_wire` of a kernel against the reference."""
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import numpy as np
@@ -37,6 +38,7 @@ from crucible_spec.spec.core.wire_columns import (
     encode_column,
     encode_rows,
     fast_column,
+    rows_text,
 )
 
 BITS32 = Int(32, hex=True)
@@ -167,6 +169,26 @@ def test_decode_columns_is_per_item_decoding(items):
 def test_encode_rows_is_per_item_encoding():
     rows = [{"a": 2**64 - 1, "b": [1, 255], "c": True}, {"a": 0, "b": [0, 0], "c": False}]
     assert encode_rows(REC, REC.columns(rows), 2) == [REC.encode(r) for r in rows]
+
+
+LISTS = record(a=Array(BITS32, 4), b=List(U32, max_len=3), c=BOOL, d=HASH64)
+U32S = st.integers(0, 2**32 - 1)
+
+
+@settings(max_examples=60)
+@given(rows=st.lists(st.fixed_dictionaries({
+    "a": st.lists(U32S, min_size=4, max_size=4), "b": st.lists(U32S, max_size=3),
+    "c": st.booleans(), "d": st.integers(0, 2**64 - 1)}), min_size=1, max_size=6))
+def test_rows_text_of_list_fields_is_what_the_encoder_writes(rows):
+    want = [json.dumps(LISTS.encode(r), separators=(",", ":")) for r in rows]
+    assert rows_text(LISTS, LISTS.columns(rows), len(rows)) == want
+
+
+def test_rows_text_writes_equal_length_and_empty_lists():
+    rec = record(b=List(U32, max_len=3))
+    for rows in ([{"b": []}, {"b": []}], [{"b": [1, 2]}, {"b": [3, 4]}]):
+        want = [json.dumps(rec.encode(r), separators=(",", ":")) for r in rows]
+        assert rows_text(rec, rec.columns(rows), len(rows)) == want
 
 
 WIRE_OPS = ["hash.fmix64", "hash.wymix", "philox.block"]

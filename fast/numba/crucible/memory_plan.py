@@ -7,6 +7,8 @@ does."""
 
 from __future__ import annotations
 
+from operator import itemgetter
+
 import numpy as np
 from numba import njit
 
@@ -272,9 +274,14 @@ def slot_columns(slots) -> list[np.ndarray] | None:
         return None
     columns = {}
     for name, ctype in SLOT_FIELDS.items():
-        present = np.array([name in s for s in slots], dtype=np.bool_)
-        if not present.any():
+        if not any(name in k for k in keys):
             continue
+        if all(name in k for k in keys):  # every slot gives it: no mask to build
+            columns[name] = scalar_column(ctype, list(map(itemgetter(name), slots)))
+            if columns[name] is None:
+                return None
+            continue
+        present = np.array([name in s for s in slots], dtype=np.bool_)
         column = scalar_column(ctype, [s[name] for s in slots if name in s])
         if column is None:
             return None
