@@ -20,14 +20,14 @@ from crucible_spec.conformance.vector_store import Suite
 ROOT = vectors.VECTORS_DIR
 
 FLAT_MANIFESTS = {
-    "crucible": "a9d786592c2d5834b5b34d62681f6e93227644ce6ae3156d194595e43354fbe5",
+    "crucible": "3c6f57006bd3d911f4d791e16bf0886e17fe3f602047d5302ca615348f4f4984",
     "crucible@8d2680a2": "85f6cd93c1afb74a2c9de1ce41d501d8793b449868cd5010b9dcf8d9910b42ee",
-    "crucible@9cf2c965": "01a3b280b35695b329ad535ab14148cb94f0e22c2af8011e47468e6c6b28d4e6",
-    "pyc@fdf1563": "126c53e2ac774ee41ea62bbc04781825f552b9c2edc1e95b8db3a351f477fea7",
-    "ringkernel@1.1.0": "5cf9c6e89707dd877fb1b823c694584a9838d0bee9fbd5ca163e81db11bea279",
-    "symplex@1.0.0": "b4decbb113f17b0258c9ee0c7ee4121edaed37134dcc2db4f2dd2a735f708952",
-    "vyre@0.6.3": "b8d62e0f509df9c867dc592419d6dda186ba4e694e1da9d2461ee95bf416761e",
-    "vyre@0.6.5": "b78d5c6606b5f5ac377ff39fc5b13df354c9213c853f3bee0f03cd70027f55f1",
+    "crucible@9cf2c965": "8dd8505885fe768ba25d2c75ce7dc44de6925300030663fe216cbde1e03cac9a",
+    "pyc@fdf1563": "908baa0fe044ad1b260d028658a392c8fa34dc6b2d24cfbe05f1e892b005f756",
+    "ringkernel@1.1.0": "510512235dc9b5e11ddbc3335b6d3608de0b7a73599170c2704a3ccd822fa055",
+    "symplex@1.0.0": "3c9e520087cea62afb4033166dc8fe4f4a8475ba7164c0456997600680491c8c",
+    "vyre@0.6.3": "09dd7773824d439b44cf245ec3db1a5bbe542b22210d8bf8cc3bfee170ea89c5",
+    "vyre@0.6.5": "e6e1f371afb7f9ebf282f284138dad25990da55b9aaaebdc947f5674f7416fdb",
 }
 """sha256 of each profile's manifest.json as the flat generation wrote it before overlays (each
 manifest holds the sha256 of every file). Regenerating the vectors changes them: replace them
