@@ -223,17 +223,25 @@ def generate(root: Path, profile: str, per_op: int = GENERATED_PER_OP,
     """Write `profile`'s vectors under root/profile and return its complete manifest: the
     default profile whole (`vector_store.write_flat`), any other as an overlay on the default
     suite stored at root, generated first where there is none. Other overlays stored at root
-    are rewritten against a new default suite, their complete suites unchanged. Vector files
-    no op writes are deleted only from a directory this run creates or one holding a manifest
-    (a suite of ours); elsewhere they are kept (see `unlisted`)."""
+    are rewritten against a new default suite, their complete suites unchanged; one that
+    lacks an op the new default has (a new op), or no longer reads (made against another
+    default), is generated afresh. Vector files no op writes are deleted only from a
+    directory this run creates or one holding a manifest (a suite of ours); elsewhere they
+    are kept (see `unlisted`)."""
     if profile != BASE_PROFILE and not (root / BASE_PROFILE / MANIFEST).is_file():
         generate(root, BASE_PROFILE, per_op, progress)
     made = suite(profile, per_op, progress)
     if profile != BASE_PROFILE:
         vector_store.write_overlay(root, made, vector_store.read(root, BASE_PROFILE))
         return made.manifest
-    others = [vector_store.read(root, p) for p in vector_store.stored_profiles(root)
-              if vector_store.is_overlay(root, p)]
+    others, afresh = [], []
+    for p in vector_store.stored_profiles(root):
+        if vector_store.is_overlay(root, p):
+            other = _readable(root, p)
+            if other is None or set(made.files) - set(other.files):
+                afresh.append(p)
+            else:
+                others.append(other)
     base = root / profile
     owned = not base.exists() or (base / MANIFEST).is_file()
     vector_store.write_flat(root, made)
@@ -242,7 +250,17 @@ def generate(root: Path, profile: str, per_op: int = GENERATED_PER_OP,
             old.unlink()
     for other in others:
         vector_store.write_overlay(root, other, made)
+    for p in afresh:
+        generate(root, p, per_op, progress)
     return made.manifest
+
+
+def _readable(root: Path, profile: str) -> Suite | None:
+    """`profile`'s complete suite, or None where its overlay no longer reads."""
+    try:
+        return vector_store.read(root, profile)
+    except ValueError:
+        return None
 
 
 def export(root: Path, profile: str, out: Path,

@@ -146,6 +146,25 @@ def test_generation_writes_overlays_and_rebases_them_on_a_new_default(tmp_path, 
                       "sha256": hashlib.sha256(b'{"source": "c"}\n').hexdigest()}}
 
 
+def test_a_new_op_in_the_default_generates_the_overlays_that_lack_it(tmp_path, monkeypatch):
+    """A default suite that gains an op cannot rebase an overlay whose suite lacks the op (it
+    would drop the op's file): that profile is generated afresh, as is one whose overlay was
+    made against another default (a run stopped half-way), where generation once failed with
+    'an overlay cannot drop the default's ...'."""
+    made = {"crucible": _suite("crucible", {"1/x.jsonl": ["a"]}),
+            "p": _suite("p", {"1/x.jsonl": ["b"]}), "q": _suite("q", {"1/x.jsonl": ["c"]})}
+    monkeypatch.setattr(vectors, "suite", lambda profile, *a: made[profile])
+    vectors.generate(tmp_path, "p")
+    vectors.generate(tmp_path, "q")
+    vector_store.write_flat(tmp_path, _suite("crucible", {"1/x.jsonl": ["stale"]}))
+    made["crucible"] = _suite("crucible", {"1/x.jsonl": ["a"], "2/new.jsonl": ["n"]})
+    made["p"] = _suite("p", {"1/x.jsonl": ["b"], "2/new.jsonl": ["N"]})
+    made["q"] = _suite("q", {"1/x.jsonl": ["c"], "2/new.jsonl": ["n"]})
+    vectors.generate(tmp_path, "crucible")
+    assert vector_store.read(tmp_path, "p") == made["p"]
+    assert vector_store.read(tmp_path, "q") == made["q"]
+
+
 def test_an_overlay_made_against_another_default_is_refused(tmp_path):
     base = _suite("crucible", {"1/x.jsonl": ["a"]})
     vector_store.write_flat(tmp_path, base)
