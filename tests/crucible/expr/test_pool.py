@@ -7,6 +7,8 @@ from __future__ import annotations
 import json
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from crucible_spec import load_all
 from crucible_spec.conformance.serve import answer
@@ -256,3 +258,23 @@ def test_an_expression_a_hundred_thousand_deep_is_refused_without_recursion(buil
 @IMPLS
 def test_256_deep_is_built(impl):
     assert ask(_deep(255), impl=impl)["canon"] == ["MUL", -1, "x"]
+
+
+def _expressions():
+    """Expressions over x, y (positive), z (an integer that may be zero) and small integers."""
+    leaves = st.integers(-3, 3) | st.sampled_from(["x", "y", "z"])
+    heads = st.sampled_from(["add", "mul", "floor_div", "ceil_div", "mod", "python_mod", "min",
+                             "max"])
+    return st.recursive(leaves, lambda kids: st.tuples(heads, kids, kids).map(list) |
+                        st.tuples(st.just("modular_indexing"), kids, kids, kids).map(list),
+                        max_leaves=8)
+
+
+@settings(max_examples=150, deadline=None)
+@given(expr=_expressions(), profile=st.sampled_from(["crucible", "crucible@8d2680a2"]))
+def test_the_reference_and_the_spec_pool_agree_on_generated_expressions(expr, profile):
+    """expr.canon's reference writes every rule a second time: a rule changed in one copy
+    only (E14.505's first version) shows here, on divisors of every sign flag."""
+    symbols = [*XY, {"name": "z", "flags": 0x0807}]
+    assert ask(expr, symbols, impl="spec", profile=profile) == ask(expr, symbols,
+                                                                    profile=profile)
