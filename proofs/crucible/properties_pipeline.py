@@ -13,7 +13,13 @@ from ...spec.core.registry import Mutant
 from ...spec.crucible.build_trace import E6_1
 from ...spec.crucible.content_hash import compute_content_hash, trace_ops_from_wire
 from ...spec.crucible.iteration_detector import K, run_detector
-from ...spec.crucible.pipeline import Window, iteration_windows, plan_slots_of, run_pipeline
+from ...spec.crucible.pipeline import (
+    Window,
+    build_region,
+    iteration_windows,
+    plan_slots_of,
+    run_pipeline,
+)
 from ...spec.crucible.pipeline_ops import pipeline_run, region_to_wire
 from ...spec.crucible.trace_build_ops import kernels_from_wire, recorded_ops, traces
 from ..core.obligation import Property, property_obligation
@@ -118,7 +124,7 @@ def _hashes_are_the_windows(case: tuple[dict, frozenset[str]]) -> None:
                          "recorded[w.start:w.start + w.count]",
                          "recorded[w.start:w.start + w.count + 1]"),
              Mutant.edit("merkle with a terminal", "the region's Merkle hash chains a "
-                         "terminal continuation (merkle 0)", run_pipeline,
+                         "terminal continuation (merkle 0)", build_region,
                          "chained(graph.content_hash, None)", "chained(graph.content_hash, 0)")),
 )
 def region_hashes_are_their_windows(_subject):

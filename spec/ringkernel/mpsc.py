@@ -196,6 +196,8 @@ def _enq(producer: int, *messages: int) -> list[dict]:
 
 
 DEQ, RESET = {"op": "dequeue"}, {"op": "reset_stats"}
+ZERO_COUNTS = {"enqueued": 0, "dequeued": 0, "dropped": 0}
+"""The counters reset_stats zeroes."""
 _INVALID = (
     InvalidCase("a capacity over the spec's bound",
                 lambda: st.just({"capacity": MAX_CAPACITY + 1, "steps": []})),
@@ -279,12 +281,17 @@ erratum(
     E4_112, "After reset_stats, QueueStats.depth wraps to 2^64 - 1 and max_depth starts at 0",
     seed=SEEDS["ringkernel"], location="crates/ringkernel-core/src/queue.rs "
                                        "SpscQueue::reset_stats, QueueStats::from",
-    ops=("queue.mpsc", "queue.bounded"),
+    ops=("queue.mpsc", "queue.bounded", "queue.partitioned"),
     witness={"args": {"capacity": 4, "steps": [*_enq(1, 1, 2), RESET, DEQ]},
              "spec": {"len": 1, "depth": 1, "max_depth": 2},
              "seed": {"len": 1, "depth": WORD - 1, "max_depth": 0}},
     also=({"op": "queue.bounded", "args": {"capacity": 4, "steps": [*_enq(1, 1, 2), RESET]},
-           "spec": {"len": 2, "depth": 2}, "seed": {"len": 2, "depth": 0}},),
+           "spec": {"len": 2, "depth": 2}, "seed": {"len": 2, "depth": 0}},
+          {"op": "queue.partitioned", "args": {"partitions": 1, "capacity": 4, "steps": [
+              {"op": "enqueue", "source": 0, "message": 1},
+              {"op": "enqueue", "source": 0, "message": 2}, RESET]},
+           "spec": {"total_messages": 2, "total": {**ZERO_COUNTS, "depth": 2, "max_depth": 2}},
+           "seed": {"total_messages": 2, "total": {**ZERO_COUNTS, "depth": 0, "max_depth": 0}}}),
     flag="result",
     detail="reset_stats zeroes enqueued, dequeued, dropped and max_depth but not head and "
            "tail, and QueueStats.depth is enqueued - dequeued (wrapping): a queue holding "

@@ -228,7 +228,15 @@ erratum(
               {"op": "enqueue", "producer": 1, "message": 7}]},
            "spec": {"error": "invalid_input"},
            "seed": {"capacity": 0, "dropped": 1, "results": [{"outcome": QUEUE_FULL,
-                                                              "capacity": 0}]}}),
+                                                              "capacity": 0}]}},
+          {"op": "queue.bounded", "args": {"capacity": WORD // 2 + 1, "steps": [
+              {"op": "enqueue", "producer": 1, "message": 7}]},
+           "spec": {"error": "invalid_input"}, "seed": {"capacity": 0, "dropped": 1}},
+          {"op": "queue.partitioned", "args": {"partitions": 1, "capacity": WORD // 2 + 1,
+                                               "steps": [{"op": "enqueue", "source": 0,
+                                                          "message": 7}]},
+           "spec": {"error": "invalid_input"},
+           "seed": {"capacity_per_partition": 0, "total_capacity": 0}}),
     flag="result",
     detail="capacity.next_power_of_two() is not checked: a request of 2^63 + 1 or more wraps "
            "to 0 in the release build (a debug build panics), mask = 0 - 1 wraps too, and "

@@ -20,14 +20,14 @@ from crucible_spec.conformance.vector_store import Suite
 ROOT = vectors.VECTORS_DIR
 
 FLAT_MANIFESTS = {
-    "crucible": "3c6f57006bd3d911f4d791e16bf0886e17fe3f602047d5302ca615348f4f4984",
-    "crucible@8d2680a2": "85f6cd93c1afb74a2c9de1ce41d501d8793b449868cd5010b9dcf8d9910b42ee",
-    "crucible@9cf2c965": "8dd8505885fe768ba25d2c75ce7dc44de6925300030663fe216cbde1e03cac9a",
-    "pyc@fdf1563": "908baa0fe044ad1b260d028658a392c8fa34dc6b2d24cfbe05f1e892b005f756",
-    "ringkernel@1.1.0": "510512235dc9b5e11ddbc3335b6d3608de0b7a73599170c2704a3ccd822fa055",
-    "symplex@1.0.0": "3c9e520087cea62afb4033166dc8fe4f4a8475ba7164c0456997600680491c8c",
-    "vyre@0.6.3": "09dd7773824d439b44cf245ec3db1a5bbe542b22210d8bf8cc3bfee170ea89c5",
-    "vyre@0.6.5": "e6e1f371afb7f9ebf282f284138dad25990da55b9aaaebdc947f5674f7416fdb",
+    "crucible": "f7f2f0d9527461e6fa9947facf6143a89b348a8ff77848f3f79a534763d83b2e",
+    "crucible@8d2680a2": "4448ca08047fb3160c40c775ef11c275dc1494bda217fccd25f7af06857eadf2",
+    "crucible@9cf2c965": "3960a04bcf70da04b5487a8bf91eafad4b8c96fdca49e946b834535b51c0b975",
+    "pyc@fdf1563": "5e96fc8c7849348ab5530c2b5ec3791892c7466d4c59cabbcd1ed54d6ebf00ca",
+    "ringkernel@1.1.0": "dae4c062e4ab852932f744bf93deed366d8a9411571844639798e2553b96159b",
+    "symplex@1.0.0": "e998a59beff9eedd45974a0bedddddae6fbab3a75d07a1f43e3f8447192c07d7",
+    "vyre@0.6.3": "e335fb5e21c558d402520595cfaca391b2905a5954ce67e8eda60797703b5596",
+    "vyre@0.6.5": "3f7d9262dc7696bbb042abc221d3cdd8da1c99918cc569b48f3801b6834d0081",
 }
 """sha256 of each profile's manifest.json as the flat generation wrote it before overlays (each
 manifest holds the sha256 of every file). Regenerating the vectors changes them: replace them
