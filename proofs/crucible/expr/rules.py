@@ -105,16 +105,19 @@ MUTANTS: dict[str, tuple[Mutant, ...]] = {
                                        "ceil_div: l + (r - 1) whatever r's sign", D.ceil_div,
                                        "if rhs.flags & ExprFlags.IS_POSITIVE or E14_551",
                                        "if True or E14_551"),),
-    "mod 0": (Mutant.edit("zero divisor simplified", "mod skips its rule 0", D.mod,
-                          "if self.by_zero(rhs):", "if False:"),),
+    "mod 0": (Mutant.edit("zero divisor folds to 0", "rule 0 answers a remainder by zero "
+                          "with 0", D.mod, "return self.intern_node(Op.MOD, (lhs, rhs), "
+                          "ExprFlags.IS_INTEGER)", "return self.integer(0)"),),
     "mod 1": (Mutant.edit("C remainder", "the spec's mod folds with C's `%`", D.mod,
                           "fold = c_rem if E14_503 in self.errata else python_mod_fold",
                           "fold = c_rem"),),
     "mod 2-4": (Mutant.edit("odd % 2 = 0", "an odd operand's parity answers 0",
                             D.mod_identities, "return self.integer(1)",
                             "return self.integer(0)"),),
-    "python_mod 0": (Mutant.edit("zero divisor simplified", "python_mod skips its rule 0",
-                                 D.python_mod, "if self.by_zero(rhs):", "if False:"),),
+    "python_mod 0": (Mutant.edit("zero divisor folds to 0", "rule 0 answers a remainder by "
+                                 "zero with 0", D.python_mod, "return self.intern_node("
+                                 "Op.PYTHON_MOD, (lhs, rhs), ExprFlags.IS_INTEGER)",
+                                 "return self.integer(0)"),),
     "python_mod 1": (Mutant.edit("wrong correction", "the fold moves a remainder by -r",
                                  python_mod_fold, "rem + b, rem)", "rem - b, rem)"),),
     "python_mod 2-4": (Mutant.edit("l % 2 = 0", "a divisor of 2 answers 0 like 1",
