@@ -16,6 +16,7 @@ order; how many are tried depends on the time given.
 
 from __future__ import annotations
 
+import ctypes
 import io
 import json
 import math
@@ -149,7 +150,28 @@ def outcome(fn: Callable[[], Any]) -> Outcome:
     except Hang as e:
         return Outcome("hang", str(e))
     except Exception as e:  # what the fuzzer looks for: any other exception is a crash
+        alarm = interrupted_by(e)
+        if alarm is BudgetSpent:
+            raise BudgetSpent from e
+        if alarm is Hang:
+            return Outcome("hang", str(e))
         return Outcome("crash", f"{type(e).__name__}: {e}"[:300])
+
+
+def interrupted_by(e: BaseException) -> type[BaseException] | None:
+    """BudgetSpent or Hang where `e` only wraps one of them: ctypes reports an exception that
+    the alarm raised while it converted a C call's argument (z3's, say) as an ArgumentError
+    naming it, so a time limit would read as a crash."""
+    seen: BaseException | None = e
+    while seen is not None:
+        if isinstance(seen, (BudgetSpent, Hang)):
+            return type(seen)
+        seen = seen.__context__
+    if isinstance(e, ctypes.ArgumentError):
+        for alarm in (BudgetSpent, Hang):
+            if f": {alarm.__name__}:" in str(e):
+                return alarm
+    return None
 
 
 # --- byte mutations -------------------------------------------------------------------------

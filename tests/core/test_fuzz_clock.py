@@ -90,3 +90,20 @@ def test_help_lists_every_reader_and_the_call_limit(capsys):
     out = " ".join(capsys.readouterr().out.split())
     assert "--reader NAME crtrace, cdag, checkpoint, wire" in out
     assert "--call-limit S" in out
+
+
+def test_a_time_limit_that_ctypes_wraps_is_no_crash():
+    """The alarm can fire while ctypes converts a C call's argument (z3's, in cost.synthesize:
+    a CI run reported 'ArgumentError: argument 1: BudgetSpent:' as an internal crash): the
+    wrapped BudgetSpent ends the run and a wrapped Hang is a hang, as unwrapped ones are."""
+    import ctypes
+
+    def wrapped(alarm):
+        def call():
+            raise ctypes.ArgumentError(f"argument 1: {alarm.__name__}: ")
+        return call
+
+    with pytest.raises(fuzz.BudgetSpent):
+        fuzz.outcome(wrapped(fuzz.BudgetSpent))
+    assert fuzz.outcome(wrapped(fuzz.Hang)).kind == "hang"
+    assert fuzz.outcome(wrapped(KeyError)).kind == "crash"
