@@ -167,10 +167,15 @@ def interrupted_by(e: BaseException) -> type[BaseException] | None:
         if isinstance(seen, (BudgetSpent, Hang)):
             return type(seen)
         seen = seen.__context__
-    if isinstance(e, ctypes.ArgumentError):
-        for alarm in (BudgetSpent, Hang):
-            if f": {alarm.__name__}:" in str(e):
-                return alarm
+    return alarm_in(str(e)) if isinstance(e, ctypes.ArgumentError) else None
+
+
+def alarm_in(message: str) -> type[BaseException] | None:
+    """The alarm a wrapped C call's error names ('argument 2: BudgetSpent: '), if any: serve
+    answers it as `internal`, ctypes raises it as an ArgumentError."""
+    for alarm in (BudgetSpent, Hang):
+        if f": {alarm.__name__}:" in message:
+            return alarm
     return None
 
 
@@ -529,6 +534,10 @@ def fuzz_wire(rng: np.random.Generator, ops: tuple[str, ...] | None = None
             error = got.value.get("error") or {} if got.kind == "ok" else {}
             if got.kind != "ok":
                 said.setdefault((got.kind, str(got.value)), []).append(name)
+            elif error.get("code") == INTERNAL and alarm_in(error["message"]) is BudgetSpent:
+                raise BudgetSpent
+            elif error.get("code") == INTERNAL and alarm_in(error["message"]) is Hang:
+                said.setdefault(("hang", error["message"][:200]), []).append(name)
             elif error.get("code") == INTERNAL:
                 said.setdefault(("internal", error["message"][:200]), []).append(name)
         found = [(kind, f"{op} ({', '.join(names)}): {what}")

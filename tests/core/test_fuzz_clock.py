@@ -107,3 +107,11 @@ def test_a_time_limit_that_ctypes_wraps_is_no_crash():
         fuzz.outcome(wrapped(fuzz.BudgetSpent))
     assert fuzz.outcome(wrapped(fuzz.Hang)).kind == "hang"
     assert fuzz.outcome(wrapped(KeyError)).kind == "crash"
+
+
+def test_serves_internal_answer_to_a_wrapped_alarm_names_the_alarm():
+    """The wire reader meets the same alarm through serve, answered `internal` with the
+    ArgumentError's text (a CI run's fuzz stage, twice, on cost.synthesize)."""
+    assert fuzz.alarm_in("ArgumentError: argument 2: BudgetSpent: ") is fuzz.BudgetSpent
+    assert fuzz.alarm_in("ArgumentError: argument 1: Hang: no answer in 5 s") is fuzz.Hang
+    assert fuzz.alarm_in("KeyError: 'x'") is None
