@@ -82,13 +82,15 @@ seconds, so that its iteration budget, not the machine's load, ends the search."
 
 
 def check_contract(c: Contract) -> Evidence:
-    """crosshair's symbolic search over the asserts of `c.fn`, bounded by iterations."""
+    """crosshair's symbolic search over the asserts of `c.fn`, bounded by iterations. crosshair
+    gives one query of a path half the path's limit."""
     core, libs = load("crosshair.core"), load("crosshair.core_and_libs")
     kinds = libs.MessageType
+    per_path = (2 * c.query_seconds if c.query_seconds is not None
+                else max(1.0, c.seconds) * LOAD_HEADROOM / 4)
     options = load("crosshair.options").AnalysisOptionSet(
         analysis_kind=[libs.AnalysisKind.asserts], max_iterations=c.iterations,
-        per_condition_timeout=c.seconds * LOAD_HEADROOM,
-        per_path_timeout=max(1.0, c.seconds) * LOAD_HEADROOM / 4)
+        per_condition_timeout=c.seconds * LOAD_HEADROOM, per_path_timeout=per_path)
     messages = list(core.run_checkables(libs.analyze_function(c.fn, options)))
     bad = [m for m in messages if m.state not in (kinds.CONFIRMED, kinds.CANNOT_CONFIRM)]
     if bad:

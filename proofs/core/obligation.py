@@ -59,12 +59,15 @@ class Property:
 class Contract:
     """`fn`'s leading asserts are its preconditions, its other asserts the postconditions;
     crosshair searches for inputs that meet the first and break the second, for at most
-    `iterations` paths (and `seconds` as a safety limit)."""
+    `iterations` paths (and `seconds` as a safety limit). `query_seconds`, where set, caps
+    one z3 query of a path: for a contract some of whose paths z3 answers unknown at any limit,
+    so that waiting on them buys nothing."""
 
     label: str
     fn: Callable
     iterations: int = 200
     seconds: float = 60.0
+    query_seconds: float | None = None
 
 
 def z3_obligation(id: str, statement: str, *, covers: tuple[str, ...], subject: Any,
