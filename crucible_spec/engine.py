@@ -123,11 +123,14 @@ class Implementation:
                                          f"{route.reason}")
         if route.how == "reference":
             return [run_reference(op, args, self.errata) for args in items]
-        kern = REGISTRY.kernels[self.name][op.name]
-        columns = op.args.columns(items)
+        return op.result.rows(self.run_columns(op, op.args.columns(items)), len(items))
+
+    def run_columns(self, op: Op, columns: dict) -> dict:
+        """The kernel's result columns for checked argument columns (errata where it models
+        them)."""
         if REGISTRY.kernel_models[self.name][op.name]:
-            columns["errata"] = self.errata
-        return op.result.rows(kern(**columns), len(items))
+            columns = columns | {"errata": self.errata}
+        return REGISTRY.kernels[self.name][op.name](**columns)
 
     def run_batch_wire(self, op: Op, json_items: list) -> list:
         """Wire results for a batch of JSON args (item i decoded at path `args[i]`; the first
@@ -160,10 +163,7 @@ def wire_fast_path(impl: Implementation, op: Op, json_items: list, text: bool = 
     if op.check:
         for args in op.args.rows(columns, len(json_items)):
             op.check(args)
-    if REGISTRY.kernel_models[impl.name][op.name]:
-        columns["errata"] = impl.errata
-    kern = REGISTRY.kernels[impl.name][op.name]
-    results = kern(**columns)
+    results = impl.run_columns(op, columns)
     texts = rows_text(op.result, results, len(json_items)) if text else None
     if texts is not None:
         return JsonRows(texts)

@@ -49,6 +49,9 @@ class Op:
     domain: Callable[[], st.SearchStrategy] | None = None
     invalid: tuple[InvalidCase, ...] = ()
     check: Callable[[dict], None] | None = None
+    check_columns: Callable[[dict], bool] | None = None
+    """True when every row of the argument columns passes `check` (its vectorised form: a
+    batch whose columns fail it is checked item by item, for the first item's error)."""
     obligations: tuple[str, ...] = ()
     errata: tuple[str, ...] = ()
     not_applicable: dict[str, str] = field(default_factory=dict)

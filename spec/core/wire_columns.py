@@ -19,7 +19,9 @@ the type's width refuses the column, and the others are shifted into place and O
 Encoding hex integers writes each value's big-endian bytes as hex (bytes.hex) into rows
 "0x<digits>," of one ASCII buffer, which one str.split cuts into the n strings. `rows_text`
 goes one step further for a batch answer: the compact JSON text of each result, its fields'
-texts put together by joins and one format string, with no dict built.
+texts put together by joins and one format string, with no dict built. `hex_rows` goes
+further still where every field is a hex integer or a fixed array of them: each answer then
+has one length, so all are rows of one byte array, a template with the digits written in.
 """
 
 from __future__ import annotations
@@ -320,3 +322,33 @@ def _list_texts(values: list[list]) -> list[str] | None:
         out.append("[" + ",".join(items[at:at + n]) + "]")
         at += n
     return out
+
+
+def hex_rows(rec: Record, columns: dict[str, Any], n: int, head: str, tail: str) -> bytes | None:
+    """Each of n results' compact JSON text between `head` and `tail`, joined by ","; None
+    unless every field of `rec` is a hex integer or a fixed array of
+    them (the texts are then exactly the encoder's of `encode_rows`' dicts)."""
+    template, slots = [head.encode("ascii"), b"{"], []
+    for k, (name, f) in enumerate(rec.fields.items()):
+        t = f.type
+        item = t.item if isinstance(t, Array) else t
+        if not (isinstance(item, Int) and item.hex) or not name.isascii():
+            return None
+        values = np.asarray(columns[name]).reshape(n, -1 if isinstance(t, Array) else 1)
+        template.append((b"," if k else b"") + json.dumps(name).encode("ascii") + b":")
+        template.append(b"[" if isinstance(t, Array) else b"")
+        for j in range(values.shape[1]):
+            template.append(b',"0x' if j else b'"0x')
+            slots.append((sum(map(len, template)), item.bits, values[:, j]))
+            template.append(b"0" * (item.bits // 4) + b'"')
+        template.append(b"]" if isinstance(t, Array) else b"")
+    template.append(b"}" + tail.encode("ascii") + b",")
+    row = np.frombuffer(b"".join(template), dtype=np.uint8)
+    rows = np.empty((n, row.size), dtype=np.uint8)
+    rows[:] = row
+    for at, bits, values in slots:
+        width = bits // 4
+        big_endian = values.astype(np.dtype(f"u{bits // 8}")).astype(f">u{bits // 8}")
+        digits = np.frombuffer(big_endian.tobytes().hex().encode("ascii"), dtype=np.uint8)
+        rows[:, at:at + width] = digits.reshape(n, width)
+    return rows.tobytes()[:-1]

@@ -133,6 +133,7 @@ declare(
     args=record(index=Field(U8, "0..15")), result=record(out=HASH64), spec=(kdimmix,),
     domain=lambda: st.fixed_dictionaries({"index": st.integers(0, KDIMMIX_COUNT - 1)}),
     check=lambda a: check_kdimmix_index(a["index"]),
+    check_columns=lambda c: bool((c["index"] < KDIMMIX_COUNT).all()),
     invalid=(InvalidCase("an index past 15",
                          lambda: st.fixed_dictionaries({"index": st.integers(16, 255)})),),
     bench=lambda n, rng: [{"index": int(i)} for i in rng.integers(0, KDIMMIX_COUNT, size=n)],

@@ -77,12 +77,12 @@ def by_sign(label: str, a, counterexample) -> list[Query]:
 
 
 def truncating(a, r: int):
-    """A function giving `formula` with C's a / r and a % r replaced by fresh q, rem held to their definition:
-    a = r q + rem, |rem| < |r|, rem zero or of a's sign (128 bits, so nothing wraps)."""
+    """The map of a formula to itself with C's a / r and a % r replaced by fresh q and rem held
+    to their definition: a = r q + rem, |rem| < |r|, rem zero or of a's sign (128 bits)."""
     rv = z3.BitVecVal(r, 64)
     q, rem = z3.BitVecs(f"q{r} rem{r}", 64)
     A, REM = wide(a), wide(rem)
-    defined = z3.And(A == z3.BitVecVal(r, 128) * wide(q) + REM, REM < abs(r), REM > -abs(r),
+    defined = z3.And(z3.BitVecVal(r, 128) * wide(q) + REM == A, abs(r) > REM, -abs(r) < REM,
                      z3.Or(rem == 0, (rem < 0) == (a < 0)))
 
     def apply(formula):
