@@ -1,10 +1,10 @@
 """Chapter 14 obligations: every integer rewrite rule of ExprPool is sound over the mathematical
 integers on its family of left-hand sides, or z3 finds the witness that it is not (PO14.551 to
-PO14.595, one per row of spec/crucible/expr/rule_table's RULES, in order); each asks z3 under the
+PO14.596, one per row of spec/crucible/expr/rule_table's RULES, in order); each asks z3 under the
 spec's
 profile and under Crucible's (E14.501-E14.503): unsat where the profile's pool keeps the rule
 sound, sat (a witness) where its erratum or an open finding breaks it. Every node those rules
-make carries only sign, zero and parity flags its meaning keeps (PO14.596)."""
+make carries only sign, zero and parity flags its meaning keeps (PO14.597)."""
 
 from __future__ import annotations
 
@@ -133,6 +133,10 @@ MUTANTS: dict[str, tuple[Mutant, ...]] = {
     "python_mod 2-3 (r may be 0)": (Mutant.edit("identities unguarded", "0 % r and l % l "
                                                 "fold for any divisor", D.mod_identities,
                                                 " and self.nonzero(rhs)) or", ") or"),),
+    "modular_indexing 1 (d or m may be 0)": (Mutant.edit(
+        "trivial cases unguarded", "the seed's rule 1: b = 0 and m = 1 give 0 whatever d and m",
+        D.modular_indexing, "(b.is_int(0) or m.is_int(1)) and self.nonzero(d) and "
+        "self.nonzero(m)", "b.is_int(0) or m.is_int(1)"),),
     "modular_indexing 1": (Mutant.edit("m = 1 gives 1", "the trivial cases answer 1",
                                        D.modular_indexing, "return self.integer(0)",
                                        "return self.integer(1)"),),
@@ -214,7 +218,8 @@ for _i, _rule in enumerate(RULES):
 def flag_queries(_subject) -> list[Query]:
     """Per profile: no node any rule's instances make carries a flag its meaning breaks. Under
     Crucible's, the rows of a divisor that may be zero are asked apart, for the witnesses of
-    E14.504 and E14.505 (MOD(x, 0) and MOD(y, x) flagged non-negative)."""
+    E14.504 and E14.505 (MOD(x, 0), MOD(y, x) and MODULAR_INDEXING(7, 4, x) flagged
+    non-negative)."""
     out = []
     for profile, errata in (("spec", NO_ERRATA), ("crucible@8d2680a2", seed_errata())):
         pool, syms = pool_with_symbols(errata)
@@ -231,12 +236,13 @@ def flag_queries(_subject) -> list[Query]:
 
 
 @z3_obligation(
-    "PO14.596",
+    "PO14.597",
     "Every node ExprPool's rules make on their families (results and their children, under "
     "both profiles) carries only sign, zero and parity flags that hold of its meaning, its "
     "symbols within their declared ranges: FLOOR_DIV is non-negative only over a non-negative "
     "dividend and a positive divisor, MOD and MODULAR_INDEXING are never negative; MOD by "
-    "a divisor that may be zero is not flagged non-negative (Crucible's is: E14.504, E14.505).",
+    "a divisor that may be zero and MODULAR_INDEXING by a modulus that may be zero are not "
+    "flagged non-negative (Crucible's are: E14.504, E14.505).",
     covers=("expr.canon",),
     subject=DivideMixin.floor_div_node,
     mutants=(
@@ -249,6 +255,10 @@ def flag_queries(_subject) -> list[Query]:
         Mutant.edit("MOD by a maybe-zero divisor non-negative", "a MOD node is flagged "
                     "non-negative whatever its divisor's sign flags", D.mod,
                     "0x0021 if self.nonzero(rhs) else ExprFlags.IS_INTEGER", "0x0021"),
+        Mutant.edit("MODULAR_INDEXING by a maybe-zero modulus non-negative", "a "
+                    "MODULAR_INDEXING node is flagged non-negative whatever its modulus's sign "
+                    "flags", D.index_flags, "0x0021 if self.nonzero(m) else ExprFlags.IS_INTEGER",
+                    "0x0021"),
     ),
     timeout_s=240.0,
 )

@@ -380,9 +380,10 @@ class Pool:
         return bool(self.flags(b) & 0x18) or self.seed_maybe_zero
 
     def mod_index(self, b, d, m):
+        flags = 0x21 if self.nonzero(m) else 0x1
         if self.is_v(d, 0) and not self.seed_zero:
-            return self.node("MODULAR_INDEXING", (b, d, m), 0x21)
-        if self.is_v(b, 0) or self.is_v(m, 1):
+            return self.node("MODULAR_INDEXING", (b, d, m), flags)
+        if (self.is_v(b, 0) or self.is_v(m, 1)) and self.nonzero(d) and self.nonzero(m):
             return self.num(0)
         if all(self.is_int(n) for n in (b, d, m)) and self.val(d) and self.val(m):
             q, mv = self.val(b) // self.val(d), self.val(m)
@@ -401,7 +402,7 @@ class Pool:
                 return self.mod_index(keep[0] if len(keep) == 1 else self.add_n(keep), d, m)
         if self.op(b) in ("FLOOR_DIV", "CLEAN_DIV") and (self.flags(d) & 0x8 or self.seed_nest):
             return self.mod_index(self.kids(b)[0], self.mul(self.kids(b)[1], d), m)
-        return self.node("MODULAR_INDEXING", (b, d, m), 0x21)
+        return self.node("MODULAR_INDEXING", (b, d, m), flags)
 
     @staticmethod
     def neg_m(q: int, m: int) -> int:

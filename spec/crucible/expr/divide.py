@@ -17,9 +17,10 @@ mod / python_mod: 0. a divisor of INTEGER 0 is left as the node, flagged integer
   0 % r and l % l are 0 for r known non-zero (E14.505), l % 1 is 0, a parity flag answers
   % 2; 5. the node (MOD: non-negative for r known non-zero, E14.505).
 modular_indexing(b, d, m) = (b // d) mod m: 0. d of INTEGER 0 is left (E14.502); 1. b = 0 or
-  m = 1: 0; 2. three INTEGERs fold, never below zero (E14.552); 3. a common factor of b and d
-  cancels; 4. terms of a sum that m*d divides drop; 5. (a // c) // d = a // (c * d) for a
-  positive d (E14.550); 6. the node.
+  m = 1: 0, for d and m known non-zero (E14.505); 2. three INTEGERs fold, never below zero
+  (E14.552); 3. a common factor of b and d cancels; 4. terms of a sum that m*d divides drop;
+  5. (a // c) // d = a // (c * d) for a positive d (E14.550); 6. the node (non-negative for
+  m known non-zero, E14.505).
 """
 
 from __future__ import annotations
@@ -224,11 +225,11 @@ class DivideMixin:
 
     def modular_indexing(self, b: Node, d: Node, m: Node) -> Node:
         """Rules 0-6 of modular_indexing."""
-        node = self.intern_node(Op.MODULAR_INDEXING, (b, d, m), 0x0021) \
+        node = self.intern_node(Op.MODULAR_INDEXING, (b, d, m), self.index_flags(m)) \
             if d.is_int(0) and E14_502 not in self.errata else None  # 0
         if node is not None:
             return node
-        if b.is_int(0) or m.is_int(1):  # 1
+        if (b.is_int(0) or m.is_int(1)) and self.nonzero(d) and self.nonzero(m):  # 1
             return self.integer(0)
         if b.op == d.op == m.op == Op.INTEGER and d.payload != 0 and m.payload != 0:  # 2
             fold = modular_indexing_fold_seed if E14_552 in self.errata \
@@ -250,4 +251,9 @@ class DivideMixin:
                 return self.modular_indexing(rest, d, m)
         if b.op in _DIVS and self.merges_divisors(d):  # 5
             return self.modular_indexing(b.args[0], self.mul(b.args[1], d), m)
-        return self.intern_node(Op.MODULAR_INDEXING, (b, d, m), 0x0021)  # 6
+        return self.intern_node(Op.MODULAR_INDEXING, (b, d, m), self.index_flags(m))  # 6
+
+    def index_flags(self, m: Node) -> int:
+        """A MODULAR_INDEXING node is non-negative where its modulus is known non-zero (the
+        seed: any modulus, E14.505)."""
+        return 0x0021 if self.nonzero(m) else ExprFlags.IS_INTEGER

@@ -95,10 +95,11 @@ erratum(
            "before any other rule, as it does FLOOR_DIV(l, 0) (E14.502).",
 )
 erratum(
-    E14_505, "0 // z, z // z, 0 % z and z % z fold, and MOD(l, z) is flagged non-negative, for "
-    "a divisor that may be zero",
+    E14_505, "0 // z, z // z, 0 % z, z % z, (0 // z) mod m and (b // z) mod 1 fold, and MOD(l, z) "
+    "and MODULAR_INDEXING(b, d, z) are flagged non-negative, for a divisor or modulus that may "
+    "be zero",
     seed=SEEDS["crucible"], location="include/crucible/ExprPool.h floor_div (rules 2, 5), mod, "
-                                      "python_mod",
+                                      "python_mod, modular_indexing",
     ops=("expr.canon",),
     witness={"args": canon_args(["floor_div", "z", "z"], UNSIGNED_Z),
              "spec": {"canon": ["FLOOR_DIV", "z", "z"]}, "seed": {"canon": 1}},
@@ -110,7 +111,12 @@ erratum(
            "spec": {"canon": ["PYTHON_MOD", 0, "z"]}, "seed": {"canon": 0}},
           {"op": "expr.canon", "args": canon_args(["mod", 7, "z"], UNSIGNED_Z),
            "spec": {"canon": ["MOD", 7, "z"], "flags": 0x0001},
-           "seed": {"canon": ["MOD", 7, "z"], "flags": 0x0021}}),
+           "seed": {"canon": ["MOD", 7, "z"], "flags": 0x0021}},
+          {"op": "expr.canon", "args": canon_args(["modular_indexing", 0, "z", 4], UNSIGNED_Z),
+           "spec": {"canon": ["MODULAR_INDEXING", 0, "z", 4]}, "seed": {"canon": 0}},
+          {"op": "expr.canon", "args": canon_args(["modular_indexing", 7, 4, "z"], UNSIGNED_Z),
+           "spec": {"canon": ["MODULAR_INDEXING", 7, 4, "z"], "flags": 0x0001},
+           "seed": {"canon": ["MODULAR_INDEXING", 7, 4, "z"], "flags": 0x0021}}),
     flag="result",
     detail="The identities 0 // r = 0, l // l = 1, 0 % r = 0 and l % l = 0 hold only where the "
            "divisor is not zero. The seed applies them to any divisor, so for an integer "
@@ -118,7 +124,10 @@ erratum(
            "z = 0 neither has a value; the spec keeps them for a divisor flagged positive or "
            "negative and otherwise leaves the node, as it leaves a constant zero divisor "
            "(E14.502, E14.504); a MOD node claims no sign over such a divisor (the seed's "
-           "MOD(7, z) is flagged non-negative).",
+           "MOD(7, z) is flagged non-negative). modular_indexing(b, d, m) is (b // d) mod m: "
+           "the seed folds it to 0 for b = 0 or m = 1 whatever d and m are, and flags every "
+           "such node non-negative; the spec folds only where d and m are known non-zero, and "
+           "claims no sign where m may be zero.",
 )
 erratum(
     E14_550, "A nested floor division merges its divisors even when the outer one is negative",

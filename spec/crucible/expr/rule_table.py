@@ -83,6 +83,12 @@ def _maybe_zero(p: P, s: S) -> list[tuple[Node, ...]]:
     return [(p.integer(0), x), (x, x), (p.integer(7), x), (y, x), (p.add(x, y), p.add(x, y))]
 
 
+def _mi_maybe_zero(p: P, s: S) -> list[tuple[Node, ...]]:
+    x, y, q = s["x"], s["y"], s["q"]
+    return [(p.integer(0), x, q), (y, x, p.integer(1)), (p.integer(0), q, x),
+            (p.integer(7), p.integer(4), x)]
+
+
 def _mod_identities(p: P, s: S) -> list[tuple[Node, ...]]:
     x, q, e, o = s["x"], s["q"], s["e"], s["o"]
     return [(p.integer(0), q), (q, q), (x, p.integer(1)), (e, p.integer(2)),
@@ -229,5 +235,8 @@ RULES: tuple[Rule, ...] = (
          "not known non-zero (the seed folds them to 0)", _maybe_zero, seed=E14_505),
     Rule("python_mod", "2-3 (r may be 0)", "0 % r and l % l stay PYTHON_MOD for r not known "
          "non-zero (the seed folds them to 0)", _maybe_zero, seed=E14_505),
+    Rule("modular_indexing", "1 (d or m may be 0)", "b = 0 and m = 1 stay MODULAR_INDEXING, "
+         "flagged integer only where m may be 0, for d or m not known non-zero (the seed folds "
+         "them to 0)", _mi_maybe_zero, seed=E14_505),
 )
 RULE = {r.name: r for r in RULES}
