@@ -28,9 +28,9 @@ from ..spec.core.registry import REGISTRY, Op
 from ..spec.core.schema import Array, Int
 from ..spec.core.wire_columns import hex_rows
 
-HEAD = re.compile(rb'\{"id":(-?(?:0|[1-9][0-9]{0,17})),"op":"([a-z0-9_]+\.[a-z0-9_.]+)",'
+HEAD = re.compile(rb'\{"id":(0|-?[1-9][0-9]{0,17}),"op":"([a-z0-9_]+\.[a-z0-9_.]+)",'
                   rb'"batch":\[')
-"""Step 1's head; an id of up to 18 digits always fits a Python int as the parser reads it."""
+"""Step 1's head; the id (up to 18 digits, no "-0") is echoed as the parser would write it."""
 ITEM_HEAD, ITEM_TAIL = '{"ok":true,"result":', "}"
 
 

@@ -121,5 +121,6 @@ def test_lines_it_does_not_take_are_left_to_the_usual_path():
                  compact(5, "hash.fmix64", []), compact(5, "rng.mt19937", [{"seed": 1,
                                                                              "count": 2}]),
                  compact(5, "hash.kdimmix", [{"index": 16}]), ok + " ", ok[:-1],
-                 compact(5, "hash.nope", [{"x": "0x1"}])):
+                 compact(5, "hash.nope", [{"x": "0x1"}]), ok.replace('"id":5', '"id":-0'),
+                 ok.replace('"id":5', '"id":05'), ok.replace('"id":5', '"id":"5"')):
         assert answer_quick(line.encode(), NUMBA) is None, line
