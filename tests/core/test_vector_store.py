@@ -20,14 +20,14 @@ from crucible_spec.conformance.vector_store import Suite
 ROOT = vectors.VECTORS_DIR
 
 FLAT_MANIFESTS = {
-    "crucible": "f7f2f0d9527461e6fa9947facf6143a89b348a8ff77848f3f79a534763d83b2e",
-    "crucible@8d2680a2": "4448ca08047fb3160c40c775ef11c275dc1494bda217fccd25f7af06857eadf2",
-    "crucible@9cf2c965": "3960a04bcf70da04b5487a8bf91eafad4b8c96fdca49e946b834535b51c0b975",
-    "pyc@fdf1563": "5e96fc8c7849348ab5530c2b5ec3791892c7466d4c59cabbcd1ed54d6ebf00ca",
-    "ringkernel@1.1.0": "dae4c062e4ab852932f744bf93deed366d8a9411571844639798e2553b96159b",
-    "symplex@1.0.0": "e998a59beff9eedd45974a0bedddddae6fbab3a75d07a1f43e3f8447192c07d7",
-    "vyre@0.6.3": "e335fb5e21c558d402520595cfaca391b2905a5954ce67e8eda60797703b5596",
-    "vyre@0.6.5": "3f7d9262dc7696bbb042abc221d3cdd8da1c99918cc569b48f3801b6834d0081",
+    "crucible": "dcf23e4e51a5505e90b5466eb04c4bec275c4f5baa0b7b4d3b877cf61fe195c7",
+    "crucible@8d2680a2": "33ff7bef80dc4ee20893773bcb4d8e270e661f9b2379968ad7611c7ecdc15e27",
+    "crucible@9cf2c965": "27226d6d6b674038edfbf337156cc153772d664691d8d31e026a9b07288aafb2",
+    "pyc@fdf1563": "e3609c98d9aadfd205f5502470ebbb41a7bbbad936cb5360201cccac50ddce3d",
+    "ringkernel@1.1.0": "849c700b4c4b97624736faffb0f0c8f2342fc1be7cf703d7242918cda74cd4fe",
+    "symplex@1.0.0": "01f512aa3af159c5553ff323d69ace92bc9f6e008b8a7d2df9a3ee5dd9c0fbfe",
+    "vyre@0.6.3": "0687f0fb8e5b343668f900937cdb78922f3908839fb4ea7a3c564fc16092b02b",
+    "vyre@0.6.5": "a3df127eed9be8aa63af1fe057e89732bfd766eeb9a885ec2aecc0720d99339f",
 }
 """sha256 of each profile's manifest.json as the flat generation wrote it before overlays (each
 manifest holds the sha256 of every file). Regenerating the vectors changes them: replace them
