@@ -208,18 +208,19 @@ def best_of(fn: Callable[[], object], repeat: int, budget: float = REPEAT_BUDGET
     return best
 
 
-def time_reference(op: Op, items: list[dict], budget: float = float("inf")
-                   ) -> tuple[list, float, float]:
-    """The encoded reference results, the core's seconds and the end-to-end seconds. Items run
-    in order until `budget` seconds are spent (at least one item): the results are then those
-    of a prefix, and the seconds are for that prefix alone."""
-    split = REFERENCE_SPLITS.get(op.name)
+def time_reference(op: Op, items: list[dict], budget: float = float("inf"),
+                   errata: frozenset[str] = frozenset()) -> tuple[list, float, float]:
+    """The encoded reference results under the profile's `errata`, the core's seconds and the
+    end-to-end seconds. Items run in order until `budget` seconds are spent (at least one
+    item): the results are then those of a prefix, and the seconds are for that prefix alone.
+    An op that models errata runs whole under a profile that has some (its split does not)."""
+    split = None if errata and op.errata else REFERENCE_SPLITS.get(op.name)
     start = time.perf_counter()
     results, core = [], 0.0
     for a in items:
         if split is None:
             t = time.perf_counter()
-            results.append(run_reference(op, a))
+            results.append(run_reference(op, a, errata))
             core += time.perf_counter() - t
         else:
             state = split.prepare(**a)
@@ -233,18 +234,20 @@ def time_reference(op: Op, items: list[dict], budget: float = float("inf")
     return [op.result.encode(r) for r in results], core, total
 
 
-def kernel_columns(op: Op, backend: str, items: list[dict]) -> dict:
-    """The kernel's arguments for `items`, with the (empty) profile if it models errata."""
+def kernel_columns(op: Op, backend: str, items: list[dict],
+                   errata: frozenset[str] = frozenset()) -> dict:
+    """The kernel's arguments for `items`, with the profile's errata if it models errata."""
     columns = op.args.columns(items)
     if REGISTRY.kernel_models[backend][op.name]:
-        columns["errata"] = frozenset()
+        columns["errata"] = errata
     return columns
 
 
-def time_kernel(op: Op, backend: str, items: list[dict], repeat: int) -> tuple[float, bool]:
+def time_kernel(op: Op, backend: str, items: list[dict], repeat: int,
+                errata: frozenset[str] = frozenset()) -> tuple[float, bool]:
     """Seconds of the kernel on prepared columns, and whether that is its core alone."""
     kern = REGISTRY.kernels[backend][op.name]
-    columns = kernel_columns(op, backend, items)
+    columns = kernel_columns(op, backend, items, errata)
     prepare, core = getattr(kern, "prepare", None), getattr(kern, "core", None)
     if prepare is None or core is None:
         return best_of(lambda: kern(**columns), repeat), False
@@ -253,28 +256,31 @@ def time_kernel(op: Op, backend: str, items: list[dict], repeat: int) -> tuple[f
 
 
 def bench_op(op: Op, n: int, backends: list[str], ref_max: int, repeat: int, seed: int,
-             budget: float = REFERENCE_BUDGET_S, wires: Sequence[WireImpl] = ()) -> Row:
+             budget: float = REFERENCE_BUDGET_S, wires: Sequence[WireImpl] = (),
+             errata: frozenset[str] = frozenset()) -> Row:
     rng = np.random.default_rng(seed)
     items = op.bench(n, rng)
     warm = op.bench(min(n, 2), rng)
     row = Row(op.name, n, None)
     expected = None
     if n <= ref_max:
-        expected = budget_reference(op, items, row, budget)
-        if op.name in REFERENCE_SPLITS:
+        expected = budget_reference(op, items, row, budget, errata)
+        if op.name in REFERENCE_SPLITS and errata and op.errata:
+            row.notes.append("reference: timed whole under the profile (core and e2e alike)")
+        elif op.name in REFERENCE_SPLITS:
             row.notes.append("reference: core timed on decoded args; e2e includes decoding")
     elif op.work is not None:
-        extrapolate_reference(op, n, row, seed)
+        extrapolate_reference(op, n, row, seed, errata)
     else:
         row.notes.append(f"reference skipped above {ref_max}")
     for b in backends:
-        impl = Implementation(b)
+        impl = Implementation(b, errata)
         route = impl.route(op)
         if route.how != "kernel":
             row.notes.append(f"{b}: {route.reason}")
             continue
         impl.run_batch(op, warm)  # compile / warm up outside the timing
-        row.kernel[b], core = time_kernel(op, b, items, repeat)
+        row.kernel[b], core = time_kernel(op, b, items, repeat, errata)
         if core:
             row.core_only.append(b)
             row.notes.append(f"{b}: kernel is its core (columns -> its arrays excluded)")
@@ -312,10 +318,11 @@ def baselines(op: str) -> tuple[Baseline, ...]:
     return BASELINES.get(op, ()) + KERNEL_BASELINES.get(op, ())
 
 
-def budget_reference(op: Op, items: list[dict], row: Row, budget: float) -> list:
+def budget_reference(op: Op, items: list[dict], row: Row, budget: float,
+                     errata: frozenset[str] = frozenset()) -> list:
     """Time the reference on as many items as `budget` seconds allow; where that is a prefix,
     scale its seconds by len(items) / prefix and say so. Returns the prefix's results."""
-    expected, core, total = time_reference(op, items, budget)
+    expected, core, total = time_reference(op, items, budget, errata)
     done = len(expected)
     scale = len(items) / done
     row.reference, row.reference_e2e = core * scale, total * scale
@@ -326,13 +333,15 @@ def budget_reference(op: Op, items: list[dict], row: Row, budget: float) -> list
     return expected
 
 
-def extrapolate_reference(op: Op, n: int, row: Row, seed: int) -> None:
+def extrapolate_reference(op: Op, n: int, row: Row, seed: int,
+                          errata: frozenset[str] = frozenset()) -> None:
     """Time the reference at the largest power of two n0 <= n within the work budget and
     scale it by work(n) / work(n0); the row says so."""
     n0 = 1
     while 2 * n0 <= n and op.work(2 * n0) <= REFERENCE_WORK_BUDGET:
         n0 *= 2
-    _, core, total = time_reference(op, op.bench(n0, np.random.default_rng(seed)))
+    _, core, total = time_reference(op, op.bench(n0, np.random.default_rng(seed)),
+                                    errata=errata)
     scale = op.work(n) / max(op.work(n0), 1)
     row.reference, row.reference_e2e, row.reference_from = core * scale, total * scale, n0
     row.notes.append(f"reference extrapolated from n={n0} by its work ({scale:.3g}x)")
@@ -340,7 +349,7 @@ def extrapolate_reference(op: Op, n: int, row: Row, seed: int) -> None:
 
 def run(ops: list[Op], sizes: list[int], backends: list[str], ref_max: int, repeat: int,
         seed: int, steps: Any = None, budget: float = REFERENCE_BUDGET_S,
-        wires: Sequence[WireImpl] = ()) -> list[Row]:
+        wires: Sequence[WireImpl] = (), errata: frozenset[str] = frozenset()) -> list[Row]:
     """Every op at every size; `steps` (console.Steps) is moved to each cell as it starts and
     told when it is done."""
     rows = []
@@ -349,7 +358,7 @@ def run(ops: list[Op], sizes: list[int], backends: list[str], ref_max: int, repe
             name = f"{op.name} n={n}"
             if steps is not None:
                 steps.reach(len(rows), name)
-            rows.append(bench_op(op, n, backends, ref_max, repeat, seed, budget, wires))
+            rows.append(bench_op(op, n, backends, ref_max, repeat, seed, budget, wires, errata))
             if steps is not None:
                 steps.step(name)
     return rows
@@ -469,8 +478,8 @@ def _baseline_line(r: Row, name: str, sec: float, backends: list[str]) -> str:
 
 
 def as_json(rows: list[Row], device: dict[str, str],
-            quality: list[QualityRow] | None = None) -> dict:
-    return {"device": device, "backends": list(BACKENDS),
+            quality: list[QualityRow] | None = None, profile: str = "crucible") -> dict:
+    return {"device": device, "backends": list(BACKENDS), "profile": profile,
             "rows": [asdict(r) | {"speedup": {b: r.speedup(b) for b in r.kernel},
                                   "e2e_speedup": {b: r.e2e_speedup(b) for b in r.end_to_end}}
                      for r in rows],

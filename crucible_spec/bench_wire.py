@@ -69,11 +69,11 @@ BENCH_MAX_LINE = 1 << 30
 default 64 MiB."""
 
 
-def serve_impl(backend: str) -> WireImpl:
-    """`crucible-spec serve --impl backend`, run by this Python."""
+def serve_impl(backend: str, profile: str = "crucible") -> WireImpl:
+    """`crucible-spec serve --impl backend --profile profile`, run by this Python."""
     return WireImpl(f"serve {backend}",
                     (sys.executable, "-m", "crucible_spec", "serve", "--impl", backend,
-                     "--max-line-bytes", str(BENCH_MAX_LINE)))
+                     "--profile", profile, "--max-line-bytes", str(BENCH_MAX_LINE)))
 
 
 BENCH_BATCH = 4096

@@ -12,6 +12,7 @@ from .common import (
     count,
     integer,
     positive_int,
+    profile_errata,
     seconds,
     select_ops,
     write_output,
@@ -41,7 +42,8 @@ def run(args: argparse.Namespace) -> int:
             check_output(path, args.force)
     backends = args.impl or ["numba", "cupy"]
     try:
-        wires = [serve_impl(b) for b in backends if args.serve]
+        errata = profile_errata(args.profile)
+        wires = [serve_impl(b, args.profile) for b in backends if args.serve]
         wires += [parse_cmd(text) for text in args.cmd or []]
     except WireError as e:
         raise UsageError(str(e)) from None
@@ -50,7 +52,7 @@ def run(args: argparse.Namespace) -> int:
     with console.steps("bench", cells) as steps:
         try:
             rows = bench.run(ops, args.sizes, backends, args.ref_max, args.repeat, args.seed,
-                             steps, args.reference_budget, wires)
+                             steps, args.reference_budget, wires, errata)
         except WireError as e:
             raise UsageError(str(e)) from None
     with console.messages("bench") as progress:
@@ -72,8 +74,8 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         from ..bench_tools import tools_json
 
-        text = json.dumps(bench.as_json(rows, device, quality) | {"tools": tools_json(tools)},
-                          indent=2) + "\n"
+        report = bench.as_json(rows, device, quality, args.profile) | {"tools": tools_json(tools)}
+        text = json.dumps(report, indent=2) + "\n"
         write_output(args.json, text.encode(), args.force)
         print(f"json: {args.json}")
     if args.plot:
@@ -128,6 +130,11 @@ def add_parser(sub) -> None:
                    help="kernel timings: best of N, fewer once the runs took a second "
                         "(default 3; the reference runs once)")
     p.add_argument("--seed", type=count, default=0, help="input generator seed")
+    p.add_argument("--profile", default="crucible",
+                   help="errata profile every side answers under: the reference, the kernels, "
+                        "serve (--serve) and the answers a --cmd's are checked against "
+                        "(default: crucible, the intended behaviour; a seed's profile, such as "
+                        "crucible@8d2680a2, to check the seed's real code while timing it)")
     p.add_argument("--quality-sizes", type=_sizes, default=[1_000, 10_000, 100_000],
                    help="slot counts of the planner-quality table (default 1000,10000,100000; "
                         "1e6 adds about 15 s)")

@@ -14,7 +14,14 @@ import pytest
 
 from crucible_spec import bench, load_all
 from crucible_spec.bench_plot import render_svg
-from crucible_spec.bench_wire import WireError, answers_agree, parse_cmd, serve_impl, time_wire
+from crucible_spec.bench_wire import (
+    WireError,
+    WireImpl,
+    answers_agree,
+    parse_cmd,
+    serve_impl,
+    time_wire,
+)
 from crucible_spec.engine import run_reference
 from crucible_spec.spec.core.registry import REGISTRY
 
@@ -119,3 +126,22 @@ def test_the_plot_is_an_svg_with_one_bar_per_measured_cell():
     assert "b.op n=10 reference: 5 s (extrapolated)" in titles
     heights = {t: float(b.get("height")) for t, b in zip(titles, bars, strict=True)}
     assert heights["a.op n=10 numba kernel: 1e-05 s"] < heights["a.op n=10 reference: 0.001 s"]
+
+
+@pytest.mark.slow
+def test_a_profile_is_what_every_side_answers_under():
+    """Under the seed's profile the reference, the kernel and serve under that profile agree
+    on planner inputs where the seed's free list (E10.1) gives other offsets than the spec's;
+    serve under the spec's profile is then a mismatch."""
+    from crucible_spec.commands.common import profile_errata
+
+    plan = REGISTRY.ops["plan.compute"]
+    seed = profile_errata("crucible@8d2680a2")
+    wires = [serve_impl("numba", "crucible@8d2680a2"),
+             WireImpl("spec serve", serve_impl("reference").argv)]
+    row = bench.bench_op(plan, 3000, ["numba"], ref_max=10_000, repeat=1, seed=0, wires=wires,
+                         errata=seed)
+    assert row.mismatch == ["spec serve"]
+    spec_row = bench.bench_op(plan, 3000, ["numba"], ref_max=10_000, repeat=1, seed=0,
+                              wires=wires[1:])
+    assert spec_row.mismatch == []
