@@ -134,11 +134,18 @@ def test_synth_shows_progress_while_it_writes_a_big_trace(tmp_path, capsys, monk
     assert "writing: 0% of 30329 bytes" in err and "writing: 100% of 30329 bytes" in err
 
 
+def _interruptible() -> None:
+    """The child takes SIGINT as a terminal's ^C, even where this run was started in the
+    background, whose jobs inherit SIGINT ignored (and Python then keeps ignoring it)."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def _killed_mid_write(tmp_path: Path, signum: int) -> int:
     """The exit status of a big synth sent `signum` once its temporary file holds bytes."""
     cmd = [sys.executable, "-m", "crucible_spec", "synth", "--ops", "3e6", "-o",
            str(tmp_path / "big.crtrace"), "-q"]
-    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                            preexec_fn=_interruptible)
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline and proc.poll() is None:
         tmp = [p for p in tmp_path.iterdir() if p.name.endswith(".tmp")]
