@@ -9,7 +9,7 @@ from __future__ import annotations
 import sys
 from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
-from functools import partial
+from functools import cache, partial
 from typing import Any
 from unittest.mock import patch
 
@@ -51,19 +51,31 @@ def _guarded(name: str, fn: Any, bad: list[str]) -> Any:
     return call
 
 
+_SITES: dict[tuple, list[tuple[Any, str]]] = {}
+
+
+def mixer_sites() -> list[tuple[Any, str]]:
+    """Each (module, name) of spec or reference code that holds one of the mixers, found once
+    per set of loaded modules and mixer functions (a planted bug may replace a mixer)."""
+    fns = tuple(getattr(hashing, name) for name in MIXERS)
+    key = (len(sys.modules), *map(id, fns))
+    if key not in _SITES:
+        _SITES[key] = [(module, name) for module_name, module in list(sys.modules.items())
+                       if module_name.startswith(CHECKED_PACKAGES)
+                       for name, fn in zip(MIXERS, fns, strict=True)
+                       if getattr(module, name, None) is fn]
+    return _SITES[key]
+
+
 @contextmanager
 def operands_checked() -> Iterator[list[str]]:
     """While open, each mixer called from spec or reference code notes every operand outside
     [0, 2^64) in the list it yields."""
     bad: list[str] = []
+    wrappers = {name: _guarded(name, getattr(hashing, name), bad) for name in MIXERS}
     with ExitStack() as stack:
-        for name in MIXERS:
-            fn = getattr(hashing, name)
-            wrapper = _guarded(name, fn, bad)
-            for module_name, module in list(sys.modules.items()):
-                if module_name.startswith(CHECKED_PACKAGES) and \
-                        getattr(module, name, None) is fn:
-                    stack.enter_context(patch.object(module, name, wrapper))
+        for module, name in mixer_sites():
+            stack.enter_context(patch.object(module, name, wrappers[name]))
         yield bad
 
 
@@ -85,6 +97,7 @@ def width_problems(op_name: str, profile: str, value: dict) -> list[str]:
     return bad + out_of_range(op.result, result, "result")
 
 
+@cache
 def distinct_profiles(op_name: str) -> list[str]:
     """Every profile, less those the reference cannot tell from an earlier one for this op
     (it hands the op the same errata, so it gives the same answer: `errata_seen`)."""
