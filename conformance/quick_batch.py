@@ -3,9 +3,9 @@ without building one Python value per item, and the answer is written a column a
 
 1. The line is exactly `{"id":<integer>,"op":"<name>","batch":[<items>]}`, in that order and
    with no whitespace (the form the runner and the bench write).
-2. The op is answered by a kernel; its args are integers and fixed arrays of integers, its
-   results hex integers and fixed arrays of them; an op with a per-item check has its
-   vectorised form (`Op.check_columns`).
+2. The op is answered by a kernel; its args are integers and fixed arrays of integers, with
+   no rule across fields (`Op.arg_rules`), its results hex integers and fixed arrays of them;
+   an op with a per-item check has its vectorised form (`Op.check_columns`).
 3. numba reads the items into columns (fast/numba/core/json_scan.py): each item has every
    field once, in any order, each value a JSON integer or a "0x" string that fits.
 4. The columns pass the op's check, the kernel answers them, and the answer is written as
@@ -62,7 +62,8 @@ def answer_quick(line: bytes, impl: Implementation) -> str | None:
     if head is None or not line.endswith(b"]}") or head.end() >= len(line) - 2:
         return None
     op = REGISTRY.ops.get(head.group(2).decode("ascii"))
-    if op is None or impl.route(op).how != "kernel" or (op.check and not op.check_columns):
+    if op is None or impl.route(op).how != "kernel" or op.arg_rules is not None or \
+            (op.check and not op.check_columns):
         return None
     layout = item_layout(op.name)
     if layout is None:
