@@ -16,7 +16,9 @@ or a batch sent to a server without the form is bad_request.
 
 from __future__ import annotations
 
+import io
 import json
+import os
 import queue
 import sys
 import threading
@@ -324,7 +326,8 @@ def serve(impl: Implementation, profile: str, stdin: IO[bytes], stdout: IO[str],
     soon as it is ready. A client that waits for each answer still gets it at once. `batch`:
     hello declares the batch form, and batch requests are answered."""
     sys.set_int_max_str_digits(MAX_INT_DIGITS)
-    for group in arrived(lines(stdin, max_line_bytes)):
+    reader = own_reader(stdin)
+    for group in arrived(lines(reader, max_line_bytes)):
         responses, texts = [], []
         for raw in group:
             if raw is None:
@@ -350,7 +353,21 @@ def serve(impl: Implementation, profile: str, stdin: IO[bytes], stdout: IO[str],
             stdout.write((r.text if isinstance(r, Encoded) else _ENCODER.encode(r)) + "\n")
             if not chunk:
                 stdout.flush()
+    if reader is not stdin:
+        reader.close()
     return 0
+
+
+def own_reader(stdin: IO[bytes]) -> IO[bytes]:
+    """A reader of its own over `stdin`'s file (a duplicate descriptor) for the reading thread:
+    Python takes sys.stdin's lock at exit, and a daemon thread blocked while holding it makes
+    the exit abort (an internal error then ended in SIGABRT, not status 70). `stdin` itself
+    where it has no file."""
+    try:
+        fd = stdin.fileno()
+    except (OSError, ValueError, io.UnsupportedOperation):
+        return stdin
+    return os.fdopen(os.dup(fd), "rb")
 
 
 MAX_GROUP = 4096

@@ -210,3 +210,27 @@ def test_only_kernel_runs_are_held_for_one_write():
     chunks = list(answer_chunks([*fmix, *fallback, "nope", *fmix[:1]], impl, "crucible"))
     assert [len(c) for c in chunks] == [3, 1, 1, 1, 1]
     assert [r["id"] for c in chunks for r in c] == [0, 1, 2, 9, 10, None, 0]
+
+
+PLANTED_FAILURE = ("import sys\n"
+                   "from crucible_spec.conformance import serve\n"
+                   "def planted(*args, **kwargs):\n"
+                   "    raise TypeError('planted')\n"
+                   "serve.answer_chunks = planted\n"
+                   "from crucible_spec.cli import main\n"
+                   "sys.exit(main(['serve', '--impl', 'reference']))\n")
+
+
+def test_an_internal_error_exits_70_while_the_client_keeps_its_pipe_open():
+    """serve's reading thread is still blocked on the open pipe when the error ends the
+    process: the exit is the catch-all's status 70 and its one line, never an abort."""
+    proc = subprocess.Popen([sys.executable, "-c", PLANTED_FAILURE], stdin=subprocess.PIPE,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    proc.stdin.write(b'{"id":1,"op":"hash.fmix64","args":{"x":"0x1"}}\n')
+    proc.stdin.flush()
+    code = proc.wait(timeout=60)
+    err = proc.stderr.read()
+    proc.stdin.close()
+    proc.stderr.close()
+    assert code == 70, err
+    assert b"internal error: TypeError: planted" in err and b"Fatal Python error" not in err
