@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import json
 import re
+from dataclasses import dataclass
 from functools import cache
 
 import numpy as np
@@ -28,47 +29,55 @@ from ..spec.core.registry import REGISTRY, Op
 from ..spec.core.schema import Array, Int
 from ..spec.core.wire_columns import hex_rows
 
-HEAD = re.compile(rb'\{"id":(0|-?[1-9][0-9]{0,17}),"op":"([a-z0-9_]+\.[a-z0-9_.]+)",'
-                  rb'"batch":\[')
+HEAD = re.compile(r'\{"id":(0|-?[1-9][0-9]{0,17}),"op":"([a-z0-9_]+\.[a-z0-9_.]+)","batch":\[')
 """Step 1's head; the id (up to 18 digits, no "-0") is echoed as the parser would write it."""
 ITEM_HEAD, ITEM_TAIL = '{"ok":true,"result":', "}"
 
 
+@dataclass(frozen=True)
+class ItemLayout:
+    """What the scanner needs of an op's args: each field's `"name":` bytes (`names`, cut at
+    `offsets`), array length (0: a plain integer), width and signedness, and its element type."""
+
+    names: np.ndarray
+    offsets: np.ndarray
+    counts: np.ndarray
+    bits: np.ndarray
+    signed: np.ndarray
+    elements: tuple[Int, ...]
+
+
 @cache
-def item_layout(op: str) -> tuple[np.ndarray, ...] | None:
-    """What the scanner needs of op `op`'s args (field tokens, their offsets, array lengths,
-    widths, signedness), or None where step 2 does not hold for the args."""
-    tokens, counts, bits, signed = [], [], [], []
-    for name, f in REGISTRY.ops[op].args.fields.items():
-        t = f.type
-        item = t.item if isinstance(t, Array) else t
-        if not isinstance(item, Int) or not name.isascii() or '"' in name or "\\" in name:
-            return None
-        tokens.append(json.dumps(name).encode("ascii") + b":")
-        counts.append(t.n if isinstance(t, Array) else 0)
-        bits.append(item.bits)
-        signed.append(item.signed)
-    if not tokens:
+def item_layout(op: str) -> ItemLayout | None:
+    """The scanner's layout of op `op`'s args, or None where step 2 does not hold for them."""
+    fields = REGISTRY.ops[op].args.fields
+    elements = tuple(f.type.item if isinstance(f.type, Array) else f.type
+                     for f in fields.values())
+    if not fields or not all(isinstance(t, Int) for t in elements) or \
+            not all(name.isascii() and '"' not in name and "\\" not in name for name in fields):
         return None
-    offsets = np.cumsum([0, *map(len, tokens)]).astype(np.int64)
-    return (np.frombuffer(b"".join(tokens), dtype=np.uint8), offsets,
-            np.array(counts, dtype=np.int64), np.array(bits, dtype=np.int64),
-            np.array(signed, dtype=np.bool_))
+    tokens = [json.dumps(name).encode("ascii") + b":" for name in fields]
+    return ItemLayout(np.frombuffer(b"".join(tokens), dtype=np.uint8),
+                      np.cumsum([0, *map(len, tokens)]).astype(np.int64),
+                      np.array([getattr(f.type, "n", 0) for f in fields.values()], dtype=np.int64),
+                      np.array([t.bits for t in elements], dtype=np.int64),
+                      np.array([t.signed for t in elements], dtype=np.bool_), elements)
 
 
-def answer_quick(line: bytes, impl: Implementation) -> str | None:
+def answer_quick(line: str, impl: Implementation) -> str | None:
     """The answer line's text (without its newline), or None where a step does not hold."""
     head = HEAD.match(line)
-    if head is None or not line.endswith(b"]}") or head.end() >= len(line) - 2:
+    if head is None or not line.endswith("]}") or head.end() >= len(line) - 2:
         return None
-    op = REGISTRY.ops.get(head.group(2).decode("ascii"))
+    op = REGISTRY.ops.get(head.group(2))
     if op is None or impl.route(op).how != "kernel" or op.arg_rules is not None or \
             (op.check and not op.check_columns):
         return None
     layout = item_layout(op.name)
-    if layout is None:
+    if layout is None or not line.isascii():
         return None
-    columns = scan(op, np.frombuffer(line, dtype=np.uint8)[head.end():len(line) - 2], layout)
+    items = np.frombuffer(line.encode("ascii"), dtype=np.uint8)[head.end():len(line) - 2]
+    columns = scan(op, items, layout)
     if columns is None or (op.check_columns and not op.check_columns(columns)):
         return None
     n = len(next(iter(columns.values())))
@@ -79,26 +88,25 @@ def answer_quick(line: bytes, impl: Implementation) -> str | None:
     rows = hex_rows(op.result, results, n, ITEM_HEAD, ITEM_TAIL)
     if rows is None:
         return None
-    rid = head.group(1).decode("ascii")
-    return '{"id":' + rid + ',"ok":true,"results":[' + rows.decode("ascii") + "]}"
+    return '{"id":' + head.group(1) + ',"ok":true,"results":[' + rows.decode("ascii") + "]}"
 
 
-def scan(op: Op, items: np.ndarray, layout: tuple[np.ndarray, ...]) -> dict | None:
+def scan(op: Op, items: np.ndarray, layout: ItemLayout) -> dict | None:
     """The argument columns of the items, or None where the scanner refuses them."""
     from ..fast.numba.core.json_scan import scan_items
 
-    names, offsets, counts, bits, signed = layout
-    most = int(np.count_nonzero(items == ord("{")))
-    out = np.empty((most, int(np.maximum(counts, 1).sum())), dtype=np.uint64)
-    n = scan_items(items, names, offsets, counts, bits, signed, out)
+    widths = np.maximum(layout.counts, 1)
+    out = np.empty((int(np.count_nonzero(items == ord("{"))), int(widths.sum())),
+                   dtype=np.uint64)
+    n = scan_items(items, layout.names, layout.offsets, layout.counts, layout.bits,
+                   layout.signed, out)
     if n <= 0:
         return None
     columns, at = {}, 0
-    for (name, f), many in zip(op.args.fields.items(), counts.tolist(), strict=True):
-        item = f.type.item if isinstance(f.type, Array) else f.type
-        width = max(many, 1)
-        block = out[:n, at:at + width].astype(np.dtype(f"u{item.bits // 8}"))
-        block = block.view(item.np_dtype)
+    for name, element, many, width in zip(op.args.fields, layout.elements,
+                                          layout.counts.tolist(), widths.tolist(), strict=True):
+        block = out[:n, at:at + width].astype(np.dtype(f"u{element.bits // 8}"))
+        block = block.view(element.np_dtype)
         columns[name] = block if many else block.reshape(n)
         at += width
     return columns

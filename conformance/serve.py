@@ -34,6 +34,7 @@ from ..spec.core.errors import BAD_REQUEST, INTERNAL, INVALID_INPUT, SpecError
 from ..spec.core.registry import REGISTRY
 from ..spec.core.schema import json_kind
 from .deep_json import MAX_DEPTH, BoundedDecoder, batch_items, cut_too_deep
+from .quick_batch import HEAD as QUICK_HEAD
 from .quick_batch import answer_quick
 
 
@@ -207,13 +208,13 @@ def answer_chunks(lines: list[str], impl: Implementation, profile: str, batch: b
     one `call_many` (each request gets the answer it would get alone) and one chunk; a batch
     request is one `call_many` of its items; any other request is a chunk of its own, so a
     slow op's answers are not held back. `batch`: the server takes the batch form."""
-    reqs = [Quick(line) if batch and line.startswith('{"id":') and '"batch":[' in line[:200]
-            else read_request(line, batch) for line in lines]
+    reqs = [Quick(line) if batch and QUICK_HEAD.match(line) else read_request(line, batch)
+            for line in lines]
     i = 0
     while i < len(reqs):
         j, req = i + 1, reqs[i]
         if isinstance(req, Quick):
-            text = answer_quick(req.line.encode("utf-8"), impl)
+            text = answer_quick(req.line, impl)
             req = read_request(req.line, batch) if text is None else Encoded(text)
         if isinstance(req, Request) and _batched(req.op, impl):
             while j < len(reqs) and isinstance(reqs[j], Request) and reqs[j].op == req.op:

@@ -242,12 +242,18 @@ def _encode_ints(t: Int, column: Any) -> list:
     if not t.hex or words.dtype.kind not in "iu" or not len(words):
         return [t.encode(v) for v in t.from_column(column)]
     width = t.bits // 4
-    big_endian = words.astype(np.dtype(f"u{t.bits // 8}")).astype(f">u{t.bits // 8}")
-    digits = np.frombuffer(big_endian.tobytes().hex().encode("ascii"), dtype=np.uint8)
     rows = np.empty((len(words), width + 3), dtype=np.uint8)
     rows[:, 0], rows[:, 1], rows[:, -1] = ord("0"), ord("x"), ord(",")
-    rows[:, 2:-1] = digits.reshape(len(words), width)
+    rows[:, 2:-1] = hex_digits(words, t.bits)
     return rows.tobytes()[:-1].decode("ascii").split(",")
+
+
+def hex_digits(words: np.ndarray, bits: int) -> np.ndarray:
+    """The (n, bits / 4) ASCII lowercase hex digits of n words as `bits`-bit unsigned values
+    (two's complement for signed ones), most significant first."""
+    big_endian = words.astype(np.dtype(f"u{bits // 8}")).astype(f">u{bits // 8}")
+    digits = np.frombuffer(big_endian.tobytes().hex().encode("ascii"), dtype=np.uint8)
+    return digits.reshape(len(words), bits // 4)
 
 
 def encode_rows(rec: Record, columns: dict[str, Any], n: int) -> list[dict]:
@@ -347,8 +353,5 @@ def hex_rows(rec: Record, columns: dict[str, Any], n: int, head: str, tail: str)
     rows = np.empty((n, row.size), dtype=np.uint8)
     rows[:] = row
     for at, bits, values in slots:
-        width = bits // 4
-        big_endian = values.astype(np.dtype(f"u{bits // 8}")).astype(f">u{bits // 8}")
-        digits = np.frombuffer(big_endian.tobytes().hex().encode("ascii"), dtype=np.uint8)
-        rows[:, at:at + width] = digits.reshape(n, width)
+        rows[:, at:at + bits // 4] = hex_digits(values, bits)
     return rows.tobytes()[:-1]

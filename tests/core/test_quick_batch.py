@@ -40,7 +40,7 @@ def test_the_quick_path_takes_exactly_the_integer_ops():
              if NUMBA.route(op).how == "kernel" and item_layout(name) is not None
              and answer_quick(compact(1, name, [c.args for c in SUITE[name] if not c.error
                                                 and len(c.args) == len(op.args.fields)][:3])
-                              .encode(), NUMBA) is not None}
+                              , NUMBA) is not None}
     assert taken == set(TAKEN)
 
 
@@ -49,14 +49,14 @@ def test_every_vector_is_answered_as_the_usual_path_answers_it(op):
     valid = [c.args for c in SUITE[op] if not c.error]
     whole = [a for a in valid if set(a) == set(REGISTRY.ops[op].args.fields)]
     line = compact(-12, op, whole)
-    quick = answer_quick(line.encode(), NUMBA)
+    quick = answer_quick(line, NUMBA)
     assert quick is not None and quick == usual(line)
     line = compact(2, op, valid)  # an optional field left out: taken or not, answered alike
-    quick = answer_quick(line.encode(), NUMBA)
+    quick = answer_quick(line, NUMBA)
     assert quick is None or quick == usual(line)
     for case in (c for c in SUITE[op] if c.error):
         line = compact(3, op, [*valid[:2], case.args])
-        quick = answer_quick(line.encode(), NUMBA)
+        quick = answer_quick(line, NUMBA)
         assert quick is None or quick == usual(line), case.args
 
 
@@ -108,14 +108,14 @@ def test_near_valid_lines_are_answered_as_the_usual_path_answers_them(data, op):
     items = [item_text(data.draw, op) for _ in range(data.draw(st.integers(1, 5)))]
     line = '{"id":' + str(data.draw(st.integers(-10, 10))) + ',"op":"' + op + '","batch":[' \
         + ",".join(items) + "]}"
-    quick = answer_quick(line.encode(), NUMBA)
+    quick = answer_quick(line, NUMBA)
     if quick is not None:
         assert quick == usual(line)
 
 
 def test_lines_it_does_not_take_are_left_to_the_usual_path():
     ok = compact(5, "hash.fmix64", [{"x": "0x1"}])
-    assert answer_quick(ok.encode(), NUMBA) is not None
+    assert answer_quick(ok, NUMBA) is not None
     for line in (ok.replace(",", ", ", 1), ok.replace('"0x1"', '"0x1" '),
                  '{"op":"hash.fmix64","id":5,"batch":[{"x":"0x1"}]}',
                  compact(5, "hash.fmix64", []), compact(5, "rng.mt19937", [{"seed": 1,
@@ -123,4 +123,4 @@ def test_lines_it_does_not_take_are_left_to_the_usual_path():
                  compact(5, "hash.kdimmix", [{"index": 16}]), ok + " ", ok[:-1],
                  compact(5, "hash.nope", [{"x": "0x1"}]), ok.replace('"id":5', '"id":-0'),
                  ok.replace('"id":5', '"id":05'), ok.replace('"id":5', '"id":"5"')):
-        assert answer_quick(line.encode(), NUMBA) is None, line
+        assert answer_quick(line, NUMBA) is None, line
