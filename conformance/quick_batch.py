@@ -11,6 +11,9 @@ without building one Python value per item, and the answer is written a column a
 4. The columns pass the op's check, the kernel answers them, and the answer is written as
    rows of one byte array (spec.core.wire_columns.hex_rows).
 
+An op in `TEXT_PATHS` (trace.build under numba) replaces steps 2 to 4 with its own scanner of
+nested items that writes each answer's text (fast/numba/crucible/trace_build_ops.py).
+
 Wherever a step does not hold (None), the line is read and answered the usual way, which
 gives every item exactly what it gets alone; this path gives the same answer, only sooner.
 """
@@ -70,8 +73,11 @@ def answer_quick(line: str, impl: Implementation) -> str | None:
     if head is None or not line.endswith("]}") or head.end() >= len(line) - 2:
         return None
     op = REGISTRY.ops.get(head.group(2))
-    if op is None or impl.route(op).how != "kernel" or op.arg_rules is not None or \
-            (op.check and not op.check_columns):
+    if op is None or impl.route(op).how != "kernel":
+        return None
+    if (impl.name, op.name) in TEXT_PATHS:
+        return answer_texts(line, head, impl)
+    if op.arg_rules is not None or (op.check and not op.check_columns):
         return None
     layout = item_layout(op.name)
     if layout is None or not line.isascii():
@@ -89,6 +95,28 @@ def answer_quick(line: str, impl: Implementation) -> str | None:
     if rows is None:
         return None
     return '{"id":' + head.group(1) + ',"ok":true,"results":[' + rows.decode("ascii") + "]}"
+
+
+TEXT_PATHS = {("numba", "trace.build")}
+"""Ops whose items a kernel reads and answers as text (step 3 and 4 in one, e.g.
+fast/numba/crucible/trace_build_ops.py)."""
+
+
+def answer_texts(line: str, head: re.Match, impl: Implementation) -> str | None:
+    """The answer line of a batch that a text path reads and answers, or None."""
+    from ..fast.numba.crucible.trace_build_ops import answer_texts as trace_texts
+
+    if not line.isascii():
+        return None
+    items = np.frombuffer(line.encode("ascii"), dtype=np.uint8)[head.end():len(line) - 2]
+    try:
+        texts = trace_texts(items, impl.errata)
+    except Exception:  # answered the usual way, which gives each item its own error
+        return None
+    if texts is None:
+        return None
+    return '{"id":' + head.group(1) + ',"ok":true,"results":[' + ",".join(
+        ITEM_HEAD + t + ITEM_TAIL for t in texts) + "]}"
 
 
 def scan(op: Op, items: np.ndarray, layout: ItemLayout) -> dict | None:

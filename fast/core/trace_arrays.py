@@ -78,26 +78,41 @@ def storage_nbytes(ndim: np.ndarray, sizes: np.ndarray, strides: np.ndarray,
 
 def arrays_of(recorded: list[RecordedOp]) -> TraceArrays:
     metas = [m for r in recorded for m in (r.metas or [])]
-    starts = np.array(meta_starts_of([len(r.metas or []) for r in recorded]), dtype=np.int64)
-    starts[starts == NONE32] = -1
-    scalars = [s for r in recorded for s in r.scalars[:MAX_SCALARS]]
-    scalar_off = np.zeros(len(recorded) + 1, dtype=np.int64)
-    np.cumsum([min(len(r.scalars), MAX_SCALARS) for r in recorded], out=scalar_off[1:])
     grid = np.array([[m["sizes"], m["strides"]] for m in metas], dtype=np.int64).reshape(
         len(metas), 2, MAX_DIMS)
     field = {k: np.array([m[k] for m in metas], dtype=np.int64)
              for k in ("ndim", "dtype", "device_type", "device_idx")}
-    sizes, strides = grid[:, 0].view(np.uint64), grid[:, 1].view(np.uint64)
-    return TraceArrays(
+    return arrays_from(
         schema=np.array([r.schema_hash for r in recorded], dtype=np.uint64),
-        flags=np.array([r.op_flags for r in recorded], dtype=np.uint8), meta_start=starts,
+        flags=np.array([r.op_flags for r in recorded], dtype=np.uint8),
         n_in=np.array([r.num_inputs for r in recorded], dtype=np.int64),
         n_out=np.array([r.num_outputs for r in recorded], dtype=np.int64),
-        scalar_off=scalar_off, scalars=np.array(scalars, dtype=np.int64).view(np.uint64),
+        scalar_counts=np.array([len(r.scalars) for r in recorded], dtype=np.int64),
+        scalars=np.array([s for r in recorded for s in r.scalars], dtype=np.int64),
         ptr=np.array([m["data_ptr"] for m in metas], dtype=np.uint64), ndim=field["ndim"],
-        sizes=sizes, strides=strides, dtype=field["dtype"], device_type=field["device_type"],
-        device_idx=field["device_idx"],
-        nbytes=storage_nbytes(field["ndim"], sizes, strides, field["dtype"]))
+        sizes=grid[:, 0], strides=grid[:, 1], dtype=field["dtype"],
+        device_type=field["device_type"], device_idx=field["device_idx"])
+
+
+def arrays_from(schema: np.ndarray, flags: np.ndarray, n_in: np.ndarray, n_out: np.ndarray,
+                scalar_counts: np.ndarray, scalars: np.ndarray, ptr: np.ndarray,
+                ndim: np.ndarray, sizes: np.ndarray, strides: np.ndarray, dtype: np.ndarray,
+                device_type: np.ndarray, device_idx: np.ndarray) -> TraceArrays:
+    """The arrays of ops given as columns: every scalar of each op in order (`scalar_counts`
+    of them; the first MAX_SCALARS are kept), metas inputs then outputs, int64 grids."""
+    starts = np.array(meta_starts_of((n_in + n_out).tolist()), dtype=np.int64)
+    starts[starts == NONE32] = -1
+    kept = np.minimum(scalar_counts, MAX_SCALARS)
+    scalar_off = np.zeros(schema.size + 1, dtype=np.int64)
+    np.cumsum(kept, out=scalar_off[1:])
+    given = np.repeat(np.cumsum(scalar_counts) - scalar_counts, kept)
+    rank = np.arange(int(scalar_off[-1]), dtype=np.int64) - np.repeat(scalar_off[:-1], kept)
+    sizes, strides = sizes.view(np.uint64), strides.view(np.uint64)
+    return TraceArrays(
+        schema=schema, flags=flags, meta_start=starts, n_in=n_in, n_out=n_out,
+        scalar_off=scalar_off, scalars=scalars.view(np.uint64)[given + rank], ptr=ptr,
+        ndim=ndim, sizes=sizes, strides=strides, dtype=dtype, device_type=device_type,
+        device_idx=device_idx, nbytes=storage_nbytes(ndim, sizes, strides, dtype))
 
 
 def ops_of(recorded: list[RecordedOp], kernels: dict[int, int],

@@ -230,6 +230,9 @@ def encode_column(t: Type, column: Any) -> list:
     if isinstance(t, Array) and isinstance(column, np.ndarray):
         flat = _encode_ints(t.item, column.reshape(-1))
         return [flat[i : i + t.n] for i in range(0, len(flat), t.n)]
+    if isinstance(t, List) and isinstance(column, Ragged):
+        flat, offs = encode_column(t.item, column.values), np.asarray(column.offsets).tolist()
+        return [flat[offs[i]:offs[i + 1]] for i in range(len(offs) - 1)]
     if isinstance(t, Bytes):
         text = np.asarray(column.values, dtype=np.uint8).tobytes().hex()
         offs = (2 * np.asarray(column.offsets)).tolist()
@@ -239,8 +242,10 @@ def encode_column(t: Type, column: Any) -> list:
 
 def _encode_ints(t: Int, column: Any) -> list:
     words = np.asarray(column)
-    if not t.hex or words.dtype.kind not in "iu" or not len(words):
+    if words.dtype.kind not in "iu" or not len(words):
         return [t.encode(v) for v in t.from_column(column)]
+    if not t.hex:
+        return words.tolist()
     width = t.bits // 4
     rows = np.empty((len(words), width + 3), dtype=np.uint8)
     rows[:, 0], rows[:, 1], rows[:, -1] = ord("0"), ord("x"), ord(",")

@@ -162,12 +162,12 @@ KERNELS = js.array(js.pair(wire_schema(hash64), wire_schema(u8)), TABLE_CAP)
 OPS_FIELD = Field(Json("[op]", RECORDED_OPS), "ring entries with their metas, in order")
 KERNELS_FIELD = Field(Json("[[schema_hash, kernel_id]]", KERNELS), "CKernel registrations",
                       default=[])
-_ENTRY_OUT = record(kernel_id=U8, num_inputs=U16, num_outputs=U16, num_scalar_args=U16,
+ENTRY_OUT = record(kernel_id=U8, num_inputs=U16, num_outputs=U16, num_scalar_args=U16,
                     inference_mode=BOOL, is_mutable=BOOL, training_phase=U8, torch_function=BOOL,
                     input_trace_indices=List(U32), input_slot_ids=List(U32),
                     output_slot_ids=List(U32))
-_EDGE_OUT = record(src=U32, dst=U32, src_port=U16, dst_port=U16, kind=U8)
-_SLOT_OUT = record(slot_id=U32, nbytes=U64, birth_op=U32, death_op=U32, is_external=BOOL,
+EDGE_OUT = record(src=U32, dst=U32, src_port=U16, dst_port=U16, kind=U8)
+SLOT_OUT = record(slot_id=U32, nbytes=U64, birth_op=U32, death_op=U32, is_external=BOOL,
                    offset_bytes=U64, raw_hex=BYTES)
 
 declare(
@@ -175,9 +175,9 @@ declare(
     summary="Build one iteration's trace graph: TraceEntries, DATA_FLOW/ALIAS edges (CSR), "
             "slots with their plan, content hash.",
     args=record(ops=OPS_FIELD, kernels=KERNELS_FIELD),
-    result=record(ops=Json("[TraceEntry fields]", List(_ENTRY_OUT)),
-                  edges=Json("[edge]", List(_EDGE_OUT)), fwd_offsets=Json("[u32]", List(U32)),
-                  rev_offsets=Json("[u32]", List(U32)), slots=Json("[slot]", List(_SLOT_OUT)),
+    result=record(ops=Json("[TraceEntry fields]", List(ENTRY_OUT)),
+                  edges=Json("[edge]", List(EDGE_OUT)), fwd_offsets=Json("[u32]", List(U32)),
+                  rev_offsets=Json("[u32]", List(U32)), slots=Json("[slot]", List(SLOT_OUT)),
                   pool_bytes=U64, num_external=U32, content_hash=HASH64),
     spec=(build_trace,), domain=traces, bench=build_bench,
     errata=("E6.1", "E6.4", "E6.5", "E8.3", "E8.4", "E10.1"),

@@ -1,14 +1,16 @@
 """numba scanner of a batch request's items written as compact JSON, straight into integer
-columns (serve's quick path, conformance/quick_batch.py).
+columns (serve's quick paths, conformance/quick_batch.py and
+fast/numba/crucible/trace_build_ops.py).
 
 The items are objects whose fields are integers or fixed-length arrays of integers, each
 field present once, in any order, with no whitespace: `{"a":"0x1f","b":[1,2]},...`.
 An integer is a JSON integer `-?(0|[1-9][0-9]*)` or a string "0x"/"0X" plus 1 to 62 hex
 digits; it must fit its field (a hex string of a signed field is its two's-complement bits).
+`read_object` reads one such object with optional fields, booleans (`true`, `false`) and
+arrays shorter than their bound, for scanners of nested requests.
 Anything else is refused (-1): the caller then reads the line the usual way, so a refusal
 never changes an answer, and everything accepted here is a value `Int.decode` accepts.
 """
-
 from __future__ import annotations
 
 import numpy as np
@@ -82,16 +84,49 @@ def _decimal(buf, i: int, bits: int, signed: bool):
 
 
 @njit(cache=True)
-def _integer(buf, i: int, bits: int, signed: bool):
+def at(buf, i: int) -> int:
+    """buf[i], or -1 past its end."""
+    return int(buf[i]) if i < buf.size else -1
+
+
+@njit(cache=True)
+def _word(buf, i: int, word) -> bool:
+    """Whether the bytes `word` start at buf[i]."""
+    j = 0
+    while j < word.size and at(buf, i + j) == word[j]:
+        j += 1
+    return j == word.size
+
+
+_TRUE = np.frombuffer(b"true", dtype=np.uint8)
+_FALSE = np.frombuffer(b"false", dtype=np.uint8)
+
+
+@njit(cache=True)
+def _boolean(buf, i: int):
+    """The JSON boolean at buf[i], as (0 or 1, next index) or (0, -1)."""
+    if _word(buf, i, _TRUE):
+        return np.uint64(1), i + 4
+    if _word(buf, i, _FALSE):
+        return np.uint64(0), i + 5
+    return np.uint64(0), -1
+
+
+@njit(cache=True)
+def read_value(buf, i: int, bits: int, signed: bool):
+    """The integer (`bits` 8 to 64) or JSON boolean (`bits` 0) at buf[i], as (its bits, next
+    index) or (0, -1)."""
     if i >= buf.size:
         return np.uint64(0), -1
+    if bits == 0:
+        return _boolean(buf, i)
     if buf[i] == _QUOTE:
         return _hex(buf, i, bits)
     return _decimal(buf, i, bits, signed)
 
 
 @njit(cache=True)
-def _field(buf, i: int, names, name_offsets) -> int:
+def read_field(buf, i: int, names, name_offsets) -> int:
     """The field whose bytes `"name":` start at buf[i], or -1."""
     for k in range(name_offsets.size - 1):
         lo, hi = name_offsets[k], name_offsets[k + 1]
@@ -105,6 +140,64 @@ def _field(buf, i: int, names, name_offsets) -> int:
 
 
 @njit(cache=True)
+def read_object(buf, i, names, name_offsets, counts, exact, bits, signed, first, row,
+                seen) -> int:
+    """Read the object at buf[i] into `row`: field k (bytes `"name":` at
+    names[name_offsets[k]:name_offsets[k + 1]]) is a value as `read_value` reads it (`counts[k]`
+    0) or an array of at most `counts[k]` of them (exactly, with `exact`), written from
+    row[first[k]]; each field at most once (`seen` says which came). The next index, or -1."""
+    if at(buf, i) != _OPEN_OBJ:
+        return -1
+    i += 1
+    seen[:] = False
+    if at(buf, i) == _CLOSE_OBJ:
+        return i + 1
+    while True:
+        k = read_field(buf, i, names, name_offsets)
+        if k < 0 or seen[k]:
+            return -1
+        seen[k] = True
+        i += name_offsets[k + 1] - name_offsets[k]
+        many = counts[k]
+        if many == 0:
+            value, i = read_value(buf, i, bits[k], signed[k])
+            if i < 0:
+                return -1
+            row[first[k]] = value
+        else:
+            if at(buf, i) != _OPEN_ARR:
+                return -1
+            i += 1
+            e = 0
+            while at(buf, i) != _CLOSE_ARR:
+                if e > 0:
+                    if at(buf, i) != _COMMA:
+                        return -1
+                    i += 1
+                if e >= many:
+                    return -1
+                value, i = read_value(buf, i, bits[k], signed[k])
+                if i < 0:
+                    return -1
+                row[first[k] + e] = value
+                e += 1
+            if exact and e != many:
+                return -1
+            i += 1
+        c = at(buf, i)
+        if c == _CLOSE_OBJ:
+            return i + 1
+        if c != _COMMA:
+            return -1
+        i += 1
+
+
+def first_columns(counts: np.ndarray) -> np.ndarray:
+    """Each field's first column in a row: fields take `counts[k]` columns, or 1 where 0."""
+    return np.concatenate(([0], np.cumsum(np.maximum(counts, 1))[:-1])).astype(np.int64)
+
+
+@njit(cache=True)
 def scan_items(buf, names, name_offsets, counts, bits, signed, out) -> int:
     """Read the comma-separated items filling `buf` into `out` (one row per item; field k's
     integers, `counts[k]` of them or 1 where it is 0, from column sum of the earlier ones);
@@ -115,45 +208,16 @@ def scan_items(buf, names, name_offsets, counts, bits, signed, out) -> int:
     for k in range(1, fields):
         first[k] = first[k - 1] + max(counts[k - 1], 1)
     seen = np.zeros(fields, dtype=np.bool_)
-    end, n, i = buf.size, 0, 0
+    n, i = 0, 0
     while True:
-        if n >= out.shape[0] or i >= end or buf[i] != _OPEN_OBJ:
+        if n >= out.shape[0]:
             return -1
-        i += 1
-        seen[:] = False
-        for f in range(fields):
-            if f > 0:
-                if i >= end or buf[i] != _COMMA:
-                    return -1
-                i += 1
-            k = _field(buf, i, names, name_offsets)
-            if k < 0 or seen[k]:
-                return -1
-            seen[k] = True
-            i += name_offsets[k + 1] - name_offsets[k]
-            many = counts[k]
-            if many > 0:
-                if i >= end or buf[i] != _OPEN_ARR:
-                    return -1
-                i += 1
-            for e in range(max(many, 1)):
-                if e > 0:
-                    if i >= end or buf[i] != _COMMA:
-                        return -1
-                    i += 1
-                value, i = _integer(buf, i, bits[k], signed[k])
-                if i < 0:
-                    return -1
-                out[n, first[k] + e] = value
-            if many > 0:
-                if i >= end or buf[i] != _CLOSE_ARR:
-                    return -1
-                i += 1
-        if i >= end or buf[i] != _CLOSE_OBJ:
+        i = read_object(buf, i, names, name_offsets, counts, True, bits, signed, first, out[n],
+                        seen)
+        if i < 0 or not seen.all():
             return -1
-        i += 1
         n += 1
-        if i == end:
+        if i == buf.size:
             return n
         if buf[i] != _COMMA:
             return -1
