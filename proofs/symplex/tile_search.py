@@ -42,6 +42,7 @@ def beaten(t, p: Problem, bound: int) -> z3.BoolRef:
     cons.append(footprint(tile, p.bpe, p.stages) <= t.sram_per_sm)
     for g, v, e in zip(counts, tile, (p.m, p.n, p.k), strict=True):
         cons += [g * v >= e, (g - 1) * v < e]  # g = ceil(e / v)
+        cons += [g >= 1, g <= e]  # implied (1 <= v): it only narrows z3's search
     flops, nbytes = work(p, tile, counts)
     return z3.And(*cons, *(term < bound for term in roofline_terms(flops, nbytes, t)))
 
