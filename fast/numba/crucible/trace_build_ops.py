@@ -33,7 +33,7 @@ from ....spec.crucible.tensor_slot import TENSOR_SLOT
 from ....spec.crucible.trace_build_ops import EDGE_OUT, ENTRY_OUT, MAX_TENSORS, SLOT_OUT
 from ....spec.crucible.types import unpack_op_flags
 from ...core.trace_arrays import TraceArrays, arrays_from
-from ..core.json_scan import at, read_field, read_object, read_value
+from ..core.json_scan import at, first_columns, read_field, read_object, read_value
 from .build_trace import Built, build_arrays
 from .memory_plan import plan_arrays
 
@@ -91,8 +91,8 @@ def tables() -> Tables:
                 p.member.ctype for n, p in members.items()}
     counts = [p.member.ctype.count if isinstance(p.member.ctype, ArrayOf) else 0
               for p in members.values()]
-    first = np.concatenate(([0], np.cumsum(np.maximum(counts, 1))[:-1])).astype(np.int64)
-    row = np.zeros(int(first[-1]) + max(counts[-1], 1), dtype=np.uint64)
+    first = first_columns(np.array(counts, dtype=np.int64))
+    row = np.zeros(int(np.maximum(counts, 1).sum()), dtype=np.uint64)
     for (name, p), at_ in zip(members.items(), first.tolist(), strict=True):
         value = defaults[name] if name in defaults else default_of(p.member.ctype,
                                                                   p.member.default)
