@@ -66,3 +66,20 @@ def test_integers_of_any_size_read_alike(t, v, zeros, form):
     text = str(v) if form == "dec" or v < 0 else json.dumps(
         "0x" + "0" * zeros + (f"{v:x}" if form == "hex" else f"{v:X}"))
     assert scan_one(t, text) == decoded(t, text)
+
+
+@pytest.mark.parametrize("text", [b'{"v":1},', b'{"v":1},,{"v":2}', b',{"v":1}', b'{"v":1}{"v":2}',
+                                  b'{"v":1} ', b""])
+def test_items_are_separated_by_single_commas_and_nothing_trails(text):
+    out = np.zeros((4, 1), dtype=np.uint64)
+    assert scan_items(np.frombuffer(text, dtype=np.uint8), np.frombuffer(b'"v":', dtype=np.uint8),
+                      np.array([0, 4]), np.array([0]), np.array([8]), np.array([False]),
+                      out) == -1
+
+
+def test_two_items_are_read_in_order():
+    out = np.zeros((4, 1), dtype=np.uint64)
+    assert scan_items(np.frombuffer(b'{"v":1},{"v":"0x2"}', dtype=np.uint8),
+                      np.frombuffer(b'"v":', dtype=np.uint8), np.array([0, 4]), np.array([0]),
+                      np.array([8]), np.array([False]), out) == 2
+    assert out[:2, 0].tolist() == [1, 2]

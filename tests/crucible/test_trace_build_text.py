@@ -83,7 +83,8 @@ MUTATIONS = (
     ('"kernels":[', '"kernels":[["0x1",256],'), ('"kernels":[', '"kernels":[["0x1"],'),
     ('"kernels":[', '"kernels":[' + '["0x9",1],' * 300), ('"kernels":[', '"kernels":{'),
     ('"ops":[{', '"ops":[{"inputs":[],"outputs":[]},{'), ('"ops":[{', '"ops":[{},{'),
-    ('}]}]', '}]}, {"ops":[]}]'), ('"data_ptr":"0x', '"data_ptr":"0X00'),
+    (']}]}', ']}, {"ops":[]}]}'), (']}]}', ']},]}'), (']}]}', ']},{"ops":[]}]}'),
+    ('"data_ptr":"0x', '"data_ptr":"0X00'),
 )
 
 
@@ -114,3 +115,12 @@ def test_outputs_given_before_inputs_are_answered_alike(profile):
     taken_alike(compact([{"ops": [{"schema_hash": "0x1", "outputs": [meta | {"data_ptr":
                                                                             "0x10"}]}, op]}]),
                 profile)
+
+
+@pytest.mark.parametrize("tail", [',]}', ',,{"ops":[]}]}', '{"ops":[]}]}', ' ]}'])
+def test_items_follow_single_commas_and_nothing_trails(tail):
+    line = compact([{"ops": []}])
+    assert line.endswith("]}")
+    line = line[:-2] + tail
+    assert answer_quick(line, IMPLS["crucible"]) is None
+    assert ('"ok":false' in usual(line, "crucible")) == (tail != " ]}")  # JSON allows a space

@@ -192,6 +192,15 @@ def read_object(buf, i, names, name_offsets, counts, exact, bits, signed, first,
         i += 1
 
 
+@njit(cache=True)
+def next_item(buf, i: int) -> int:
+    """Where the next comma-separated item starts after one that ends at buf[i]: past the
+    comma, buf.size where the items end, or -1."""
+    if i == buf.size:
+        return i
+    return i + 1 if buf[i] == _COMMA and i + 1 < buf.size else -1
+
+
 def first_columns(counts: np.ndarray) -> np.ndarray:
     """Each field's first column in a row: fields take `counts[k]` columns, or 1 where 0."""
     return np.concatenate(([0], np.cumsum(np.maximum(counts, 1))[:-1])).astype(np.int64)
@@ -217,8 +226,6 @@ def scan_items(buf, names, name_offsets, counts, bits, signed, out) -> int:
         if i < 0 or not seen.all():
             return -1
         n += 1
-        if i == buf.size:
-            return n
-        if buf[i] != _COMMA:
-            return -1
-        i += 1
+        i = next_item(buf, i)
+        if i < 0 or i == buf.size:
+            return n if i == buf.size else -1

@@ -33,7 +33,14 @@ from ....spec.crucible.tensor_slot import TENSOR_SLOT
 from ....spec.crucible.trace_build_ops import EDGE_OUT, ENTRY_OUT, MAX_TENSORS, SLOT_OUT
 from ....spec.crucible.types import unpack_op_flags
 from ...core.trace_arrays import TraceArrays, arrays_from
-from ..core.json_scan import at, first_columns, read_field, read_object, read_value
+from ..core.json_scan import (
+    at,
+    first_columns,
+    next_item,
+    read_field,
+    read_object,
+    read_value,
+)
 from .build_trace import Built, build_arrays
 from .memory_plan import plan_arrays
 
@@ -252,12 +259,9 @@ def scan_traces(buf, item_names, item_offsets, tables, items, ops, metas, scalar
             return -1
         items[t, 0], items[t, 1], items[t, 2], items[t, 3] = n, m, s, k
         t += 1
-        i += 1
-        if i == buf.size:
-            return t
-        if buf[i] != _COMMA:
-            return -1
-        i += 1
+        i = next_item(buf, i + 1)
+        if i < 0 or i == buf.size:
+            return t if i == buf.size else -1
 
 
 @dataclass
