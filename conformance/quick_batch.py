@@ -70,53 +70,47 @@ def item_layout(op: str) -> ItemLayout | None:
 def answer_quick(line: str, impl: Implementation) -> str | None:
     """The answer line's text (without its newline), or None where a step does not hold."""
     head = HEAD.match(line)
-    if head is None or not line.endswith("]}") or head.end() >= len(line) - 2:
+    if head is None or not line.endswith("]}") or head.end() >= len(line) - 2 or \
+            not line.isascii():
         return None
     op = REGISTRY.ops.get(head.group(2))
     if op is None or impl.route(op).how != "kernel":
         return None
-    if (impl.name, op.name) in TEXT_PATHS:
-        return answer_texts(line, head, impl)
-    if op.arg_rules is not None or (op.check and not op.check_columns):
-        return None
-    layout = item_layout(op.name)
-    if layout is None or not line.isascii():
+    text_path = TEXT_PATHS.get((impl.name, op.name))
+    if text_path is None and (op.arg_rules is not None or (op.check and not op.check_columns)
+                              or item_layout(op.name) is None):
         return None
     items = np.frombuffer(line.encode("ascii"), dtype=np.uint8)[head.end():len(line) - 2]
-    columns = scan(op, items, layout)
+    try:
+        rows = (text_path or integer_rows)(op, items, impl)
+    except Exception:  # answered the usual way, which gives each item its own error
+        return None
+    if rows is None:
+        return None
+    return '{"id":' + head.group(1) + ',"ok":true,"results":[' + rows + "]}"
+
+
+def integer_rows(op: Op, items: np.ndarray, impl: Implementation) -> str | None:
+    """Steps 3 and 4: the items' answers, comma-separated, or None."""
+    columns = scan(op, items, item_layout(op.name))
     if columns is None or (op.check_columns and not op.check_columns(columns)):
         return None
     n = len(next(iter(columns.values())))
-    try:
-        results = impl.run_columns(op, columns)
-    except Exception:  # answered the usual way, which gives each item its own error
-        return None
-    rows = hex_rows(op.result, results, n, ITEM_HEAD, ITEM_TAIL)
-    if rows is None:
-        return None
-    return '{"id":' + head.group(1) + ',"ok":true,"results":[' + rows.decode("ascii") + "]}"
+    rows = hex_rows(op.result, impl.run_columns(op, columns), n, ITEM_HEAD, ITEM_TAIL)
+    return None if rows is None else rows.decode("ascii")
 
 
-TEXT_PATHS = {("numba", "trace.build")}
-"""Ops whose items a kernel reads and answers as text (step 3 and 4 in one, e.g.
-fast/numba/crucible/trace_build_ops.py)."""
+def trace_rows(op: Op, items: np.ndarray, impl: Implementation) -> str | None:
+    """trace.build's items answered by fast/numba/crucible/trace_build_ops.py, or None."""
+    from ..fast.numba.crucible.trace_build_ops import answer_texts
+
+    texts = answer_texts(items, impl.errata)
+    return None if texts is None else ",".join(ITEM_HEAD + t + ITEM_TAIL for t in texts)
 
 
-def answer_texts(line: str, head: re.Match, impl: Implementation) -> str | None:
-    """The answer line of a batch that a text path reads and answers, or None."""
-    from ..fast.numba.crucible.trace_build_ops import answer_texts as trace_texts
-
-    if not line.isascii():
-        return None
-    items = np.frombuffer(line.encode("ascii"), dtype=np.uint8)[head.end():len(line) - 2]
-    try:
-        texts = trace_texts(items, impl.errata)
-    except Exception:  # answered the usual way, which gives each item its own error
-        return None
-    if texts is None:
-        return None
-    return '{"id":' + head.group(1) + ',"ok":true,"results":[' + ",".join(
-        ITEM_HEAD + t + ITEM_TAIL for t in texts) + "]}"
+TEXT_PATHS = {("numba", "trace.build"): trace_rows}
+"""Ops whose items a backend reads and answers with a scanner of its own (nested items, which
+replace steps 2 to 4)."""
 
 
 def scan(op: Op, items: np.ndarray, layout: ItemLayout) -> dict | None:

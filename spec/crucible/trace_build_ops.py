@@ -163,12 +163,12 @@ OPS_FIELD = Field(Json("[op]", RECORDED_OPS), "ring entries with their metas, in
 KERNELS_FIELD = Field(Json("[[schema_hash, kernel_id]]", KERNELS), "CKernel registrations",
                       default=[])
 ENTRY_OUT = record(kernel_id=U8, num_inputs=U16, num_outputs=U16, num_scalar_args=U16,
-                    inference_mode=BOOL, is_mutable=BOOL, training_phase=U8, torch_function=BOOL,
-                    input_trace_indices=List(U32), input_slot_ids=List(U32),
-                    output_slot_ids=List(U32))
+                   inference_mode=BOOL, is_mutable=BOOL, training_phase=U8, torch_function=BOOL,
+                   input_trace_indices=List(U32), input_slot_ids=List(U32),
+                   output_slot_ids=List(U32))
 EDGE_OUT = record(src=U32, dst=U32, src_port=U16, dst_port=U16, kind=U8)
 SLOT_OUT = record(slot_id=U32, nbytes=U64, birth_op=U32, death_op=U32, is_external=BOOL,
-                   offset_bytes=U64, raw_hex=BYTES)
+                  offset_bytes=U64, raw_hex=BYTES)
 
 declare(
     "trace.build", chapter=6,

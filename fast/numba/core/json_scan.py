@@ -11,6 +11,7 @@ arrays shorter than their bound, for scanners of nested requests.
 Anything else is refused (-1): the caller then reads the line the usual way, so a refusal
 never changes an answer, and everything accepted here is a value `Int.decode` accepts.
 """
+
 from __future__ import annotations
 
 import numpy as np

@@ -11,7 +11,7 @@ import numpy as np
 from numba import njit
 
 from ....spec.core.registry import kernel
-from ....spec.crucible.build_trace import E6_1, E6_4, E6_5, Edge, Slot, TraceGraph, slot_cap
+from ....spec.crucible.build_trace import E6_1, E6_4, E6_5, Edge, Slot, TraceGraph, slot_caps
 from ....spec.crucible.content_hash import E8_3
 from ....spec.crucible.hashing import KDIMMIX
 from ....spec.crucible.memory_plan import Plan
@@ -200,30 +200,33 @@ def graph_of(a: TraceArrays, b: Built, ops: list[TraceOp]) -> TraceGraph:
 
 def prepare_build(ops, kernels, errata=frozenset()) -> list[tuple]:
     """Per trace, what the core reads and what the wire result needs: its ops decoded and as
-    arrays, its CKernel table, the profile and the E6.5 cap."""
+    arrays, its CKernel table, the profile."""
     out = []
     for wire_ops, wire_kernels in zip(ops, kernels, strict=True):
         recorded = decoded_ops(wire_ops)
-        out.append((recorded, kernels_from_wire(wire_kernels), arrays_of(recorded), errata,
-                    slot_cap(recorded) if E6_5 in errata else -1))
+        out.append((recorded, kernels_from_wire(wire_kernels), arrays_of(recorded), errata))
     return out
 
 
 def build_and_plan(prepared: list[tuple]) -> list[tuple]:
-    """Per trace, build_arrays then the planner on its slots: (built, offsets, pool bytes)."""
-    out = []
-    for _, _, a, errata, cap in prepared:
-        b = build_arrays(a, errata, cap)
-        out.append((b, *plan_arrays(b.slots[:, 0].astype(np.uint64), b.slots[:, 1],
-                                    b.slots[:, 2], b.slots[:, 3].astype(np.bool_), errata)))
-    return out
+    """Per trace, `built_and_planned` of its arrays."""
+    return [built_and_planned(a, errata) for _, _, a, errata in prepared]
+
+
+def built_and_planned(a: TraceArrays, errata: frozenset[str]) -> tuple[Built, np.ndarray, int]:
+    """build_arrays (with E6.5's slot cap where the profile has it), then the planner on its
+    slots: (built, offsets, pool bytes)."""
+    cap = slot_caps(int(a.n_in.sum()), int(a.n_out.sum()))[0] if E6_5 in errata else -1
+    b = build_arrays(a, errata, cap)
+    return (b, *plan_arrays(b.slots[:, 0].astype(np.uint64), b.slots[:, 1], b.slots[:, 2],
+                            b.slots[:, 3].astype(np.bool_), errata))
 
 
 @kernel("trace.build", "numba", models=(E6_1, E6_4, E6_5, E8_3, "E8.4", "E10.1"))
 def build_batch(ops, kernels, errata):
     prepared = prepare_build(ops, kernels, errata)
     rows = []
-    for (recorded, table, a, _, _), (built, offsets, pool) in zip(
+    for (recorded, table, a, _), (built, offsets, pool) in zip(
             prepared, build_and_plan(prepared), strict=True):
         graph = graph_of(a, built, ops_of(recorded, table, errata))
         rows.append(graph_to_wire(graph, Plan(offsets.tolist(), pool,

@@ -24,9 +24,9 @@ import numpy as np
 from numba import njit
 
 from ....spec.core.layout import ArrayOf, Prim, bool_, default_of, hash64, u8
+from ....spec.core.registry import REGISTRY
 from ....spec.core.schema import Ragged
 from ....spec.core.wire_columns import rows_text
-from ....spec.crucible.build_trace import E6_5, slot_caps
 from ....spec.crucible.ckernel import TABLE_CAP
 from ....spec.crucible.tensor_meta import MAX_DIMS, TENSOR_META
 from ....spec.crucible.tensor_slot import TENSOR_SLOT
@@ -41,8 +41,7 @@ from ..core.json_scan import (
     read_object,
     read_value,
 )
-from .build_trace import Built, build_arrays
-from .memory_plan import plan_arrays
+from .build_trace import Built, built_and_planned
 
 _OPEN_OBJ, _CLOSE_OBJ, _OPEN_ARR, _CLOSE_ARR, _COMMA = 123, 125, 91, 93, 44
 VALUE, INPUTS, OUTPUTS, SCALARS = 0, 1, 2, 3
@@ -118,11 +117,12 @@ def tables() -> Tables:
 
 
 @njit(cache=True)
-def _op(buf, i, op_names, op_offsets, op_kinds, op_bits, op_signed, meta_names, meta_offsets,
-        meta_counts, meta_bits, meta_signed, meta_first, meta_defaults, row, metas, m, scalars,
-        s, seen_op, seen_meta):
+def _op(buf, i, tables, row, metas, m, scalars, s, seen_op, seen_meta):
     """Read the op at buf[i] into `row` (a value, or a list's length), its metas into metas
-    from row m, its scalars into scalars from s: (next index or -1, m, s)."""
+    from row m, its scalars into scalars from s: (next index or -1, m, s). `tables` is
+    `Tables.arrays()`."""
+    (op_names, op_offsets, op_kinds, op_bits, op_signed, meta_names, meta_offsets, meta_counts,
+     meta_bits, meta_signed, meta_first, meta_defaults) = tables
     if at(buf, i) != _OPEN_OBJ:
         return -1, m, s
     i += 1
@@ -206,8 +206,6 @@ def _kernels(buf, i, kernels, n):
 @njit(cache=True)
 def _ops(buf, i, tables, ops, n, metas, m, scalars, s, seen_op, seen_meta):
     """Read the `[<op>,...]` at buf[i]: (next index or -1, n, m, s) as `_op` counts them."""
-    (op_names, op_offsets, op_kinds, op_bits, op_signed, meta_names, meta_offsets, meta_counts,
-     meta_bits, meta_signed, meta_first, meta_defaults) = tables
     if at(buf, i) != _OPEN_ARR:
         return -1, n, m, s
     i += 1
@@ -219,9 +217,7 @@ def _ops(buf, i, tables, ops, n, metas, m, scalars, s, seen_op, seen_meta):
             i += 1
         if n >= ops.shape[0]:
             return -1, n, m, s
-        i, m, s = _op(buf, i, op_names, op_offsets, op_kinds, op_bits, op_signed, meta_names,
-                      meta_offsets, meta_counts, meta_bits, meta_signed, meta_first,
-                      meta_defaults, ops[n], metas, m, scalars, s, seen_op, seen_meta)
+        i, m, s = _op(buf, i, tables, ops[n], metas, m, scalars, s, seen_op, seen_meta)
         if i < 0:
             return -1, n, m, s
         n += 1
@@ -337,12 +333,7 @@ def answer_texts(items: np.ndarray, errata: frozenset[str]) -> list[str] | None:
     out = []
     for trace in scanned:
         a, layout = trace_arrays(trace)
-        cap = slot_caps(int(a.n_in.sum()), int(a.n_out.sum()))[0] if E6_5 in errata else -1
-        built = build_arrays(a, errata, cap)
-        offsets, pool = plan_arrays(built.slots[:, 0].astype(np.uint64), built.slots[:, 1],
-                                    built.slots[:, 2], built.slots[:, 3].astype(np.bool_),
-                                    errata)
-        out.append(graph_text(a, layout, trace.kernels, built, offsets, pool))
+        out.append(graph_text(a, layout, trace.kernels, *built_and_planned(a, errata)))
     return out
 
 
@@ -362,14 +353,9 @@ def _csr(keys: np.ndarray, n: int) -> tuple[np.ndarray, list[int]]:
 
 
 def _kernel_ids(schema: np.ndarray, kernels: np.ndarray) -> np.ndarray:
-    """Each op's kernel_id: its schema's last registration, else 0."""
+    """Each op's kernel_id: its schema's last registration, else 0 (as kernels_from_wire)."""
     table = dict(zip(kernels[:, 0].tolist(), kernels[:, 1].tolist(), strict=True))
-    if not table:
-        return np.zeros(schema.size, dtype=np.uint64)
-    keys = np.array(sorted(table), dtype=np.uint64)
-    ids = np.array([table[k] for k in keys.tolist()], dtype=np.uint64)
-    at_ = np.minimum(np.searchsorted(keys, schema), keys.size - 1)
-    return np.where(keys[at_] == schema, ids[at_], np.uint64(0))
+    return np.array([table.get(h, 0) for h in schema.tolist()], dtype=np.uint64)
 
 
 def graph_text(a: TraceArrays, layout: np.ndarray, kernels: np.ndarray, b: Built,
@@ -404,12 +390,15 @@ def graph_text(a: TraceArrays, layout: np.ndarray, kernels: np.ndarray, b: Built
                  "is_external": slots[:, 3].astype(np.bool_), "offset_bytes": offsets,
                  "raw_hex": Ragged(raw.view(np.uint8).reshape(-1),
                                    np.arange(len(slots) + 1, dtype=np.int64) * raw.itemsize)}
-    parts = {"ops": _records(ENTRY_OUT, ops, n), "edges": _records(EDGE_OUT, edges, len(fwd)),
+    texts = {"ops": _records(ENTRY_OUT, ops, n), "edges": _records(EDGE_OUT, edges, len(fwd)),
              "fwd_offsets": _ints(fwd_offsets), "rev_offsets": _ints(rev_offsets),
-             "slots": _records(SLOT_OUT, slot_cols, len(slots)), "pool_bytes": str(pool),
-             "num_external": str(int(slots[:, 3].sum())),
-             "content_hash": json.dumps(f"0x{b.content_hash:016x}")}
-    return "{" + ",".join(f'"{k}":{v}' for k, v in parts.items()) + "}"
+             "slots": _records(SLOT_OUT, slot_cols, len(slots))}
+    values = {"pool_bytes": pool, "num_external": int(slots[:, 3].sum()),
+              "content_hash": b.content_hash}
+    fields = REGISTRY.ops["trace.build"].result.fields
+    return "{" + ",".join(json.dumps(k) + ":" + (texts[k] if k in texts else
+                                                 json.dumps(f.type.encode(values[k])))
+                          for k, f in fields.items()) + "}"
 
 
 def _records(rec, columns: dict, n: int) -> str:
